@@ -1,0 +1,24 @@
+"""specc: a declarative experiment-spec compiler for Ray Train and Ray Tune.
+
+Public API (SPEC §9): load, validate, Problem, SpecError. Importing specc is cheap: the heavier modules
+load on first use, and nothing here ever imports ray, torch or tensorflow.
+"""
+
+from specc.errors import Problem, SpecError
+
+__version__ = "0.1.0"
+__all__ = ["Problem", "SpecError", "__version__", "load", "validate"]
+
+
+def load(path, overrides=()):
+    """Read, validate and check a spec file; returns an Experiment or raises SpecError."""
+    from specc import api
+
+    return api.load(path, overrides)
+
+
+def validate(paths, overrides=()):
+    """Every Problem in the spec files named by `paths` (files, directories or globs)."""
+    from specc import api
+
+    return api.validate(paths, overrides)

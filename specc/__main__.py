@@ -1,0 +1,3 @@
+from specc.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,144 @@
+"""The functions the CLI and users call: load, validate, show, schema (compile and run come with the compiler).
+
+Nothing here imports ray, torch or tensorflow.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from specc import checks
+from specc.errors import Problem, SpecError, UsageError
+from specc.loader import RawSpec, load_raw
+from specc.problems import from_validation_error
+from specc.spec import Experiment
+
+SPEC_SUFFIXES = (".yaml", ".yml")
+SKIPPED_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache"}
+SCHEMA_ID = "urn:specc:schema:experiment:1"
+
+
+@dataclass
+class FileReport:
+    """The outcome of validating one spec file."""
+
+    file: str
+    problems: list[Problem] = field(default_factory=list)
+    experiment: Experiment | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not any(problem.severity == "error" for problem in self.problems)
+
+
+def load(path: str | os.PathLike, overrides: tuple[str, ...] | list[str] = ()) -> Experiment:
+    """Read, validate and check a spec; raises SpecError listing every problem found."""
+    report = check_file(path, overrides)
+    errors = [problem for problem in report.problems if problem.severity == "error"]
+    if errors:
+        raise SpecError(report.problems)
+    return report.experiment
+
+
+def check_file(path: str | os.PathLike, overrides: tuple[str, ...] | list[str] = ()) -> FileReport:
+    """Load -> validate -> check one file, collecting problems instead of raising."""
+    try:
+        raw = load_raw(path, overrides)
+    except SpecError as error:
+        return FileReport(_display(path), _ordered(error.problems, _display(path)))
+    try:
+        experiment = Experiment.model_validate(raw.data)
+    except ValidationError as error:
+        problems = from_validation_error(error, raw.data, raw.source, Experiment)
+        return FileReport(raw.file, _ordered(problems, raw.file))
+    experiment._raw = raw
+    return FileReport(raw.file, _ordered(checks.check(experiment, raw.source), raw.file), experiment)
+
+
+def validate(paths, overrides: tuple[str, ...] | list[str] = ()) -> list[Problem]:
+    """Every problem in the spec files named by `paths` (files, directories, globs)."""
+    return [problem for report in validate_files(paths, overrides) for problem in report.problems]
+
+
+def validate_files(paths, overrides: tuple[str, ...] | list[str] = ()) -> list[FileReport]:
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    return [check_file(file, overrides) for file in spec_files(paths)]
+
+
+def spec_files(paths) -> list[str]:
+    """Files as named, `*.yaml`/`*.yml` under directories (recursively), and glob matches; in a stable order."""
+    found: list[str] = []
+    for name in paths:
+        name = os.fspath(name)
+        if os.path.isdir(name):
+            found.extend(_spec_files_under(name))
+        elif os.path.exists(name):
+            found.append(name)
+        elif glob.has_magic(name):
+            matches = sorted(match for match in glob.glob(name, recursive=True) if os.path.isfile(match))
+            if not matches:
+                raise UsageError(f"no files match {name}")
+            found.extend(matches)
+        else:
+            raise UsageError(f"no such file or directory: {name}")
+    return list(dict.fromkeys(found))
+
+
+def _spec_files_under(directory: str) -> list[str]:
+    out = []
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
+        out.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(SPEC_SUFFIXES))
+    return out
+
+
+def _ordered(problems, main_file: str) -> list[Problem]:
+    """File order: the spec's own problems by position, then those located in files it extends."""
+    return sorted(problems, key=lambda p: (p.file not in (None, main_file), *p.sort_key()))
+
+
+def _display(path) -> str:
+    from specc.loader import display
+
+    return display(path)
+
+
+def raw_of(experiment: Experiment) -> RawSpec | None:
+    return getattr(experiment, "_raw", None)
+
+
+def show(experiment: Experiment) -> str:
+    """The resolved spec, every default filled in, as YAML in the spec format's key order."""
+    from specc.spec_yaml import dump_spec
+
+    return dump_spec(experiment)
+
+
+def schema() -> dict:
+    """The JSON Schema of format 1, generated from the models."""
+    generated = Experiment.model_json_schema()
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "specc experiment spec, format 1",
+        **{key: value for key, value in generated.items() if key != "title"},
+    }
+
+
+def schema_text() -> str:
+    return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_schema(directory: str | os.PathLike = "schemas") -> Path:
+    from specc.files import write_atomic
+
+    target = Path(directory) / "experiment.schema.json"
+    write_atomic(target, schema_text())
+    return target

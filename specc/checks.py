@@ -1,0 +1,472 @@
+"""Rules across fields of a schema-valid Experiment (SPEC §4-§8). Each rule is a function yielding Problems.
+
+The rules use the models' own knowledge: the metric names a spec reports (`Experiment.reported_metrics`),
+the task and shape of a dataset, and the pydantic type of any field a search space samples into.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from specc.document import Path, SourceMap, dotted
+from specc.errors import Problem
+from specc.problems import did_you_mean
+from specc.spec.experiment import Experiment
+from specc.spec.model import MODEL_TYPES
+from specc.spec.search import SUPPORTED_DISTRIBUTIONS
+from specc.spec.space import Distribution
+from specc.spec.stop import parse_condition
+
+SEARCHABLE = ("model", "dataset", "training", "scaling")
+LOSS_TASK = {
+    "cross_entropy": "classification",
+    "bce_with_logits": "classification",
+    "mse": "regression",
+    "l1": "regression",
+    "huber": "regression",
+}
+METRIC_TASK = {
+    "accuracy": "classification",
+    "top5_accuracy": "classification",
+    "mse": "regression",
+    "mae": "regression",
+}
+LOWER_IS_BETTER = re.compile(r"(loss|mse|mae|error)$")
+HIGHER_IS_BETTER = re.compile(r"accuracy$")
+
+
+class Locator:
+    """Makes Problems located at a data path through the SourceMap."""
+
+    def __init__(self, source: SourceMap):
+        self.source = source
+
+    def __call__(self, code: str, message: str, path: Path, hint: str | None = None, *, key: bool = False) -> Problem:
+        mark = self.source.locate(path, key=key)
+        if mark is None:
+            return Problem(code, message, path=dotted(path), hint=hint)
+        return Problem(code, message, mark.file, mark.line, mark.column, dotted(path), hint, mark.origin)
+
+
+def check(experiment: Experiment, source: SourceMap) -> list[Problem]:
+    at = Locator(source)
+    found: list[Problem] = []
+    for rule in RULES:
+        found.extend(rule(experiment, at))
+    return found
+
+
+# -- sections that need others ------------------------------------------------------------------
+def needs_tune(e: Experiment, at: Locator) -> Iterator[Problem]:
+    if e.tune is None:
+        for section in ("scheduler", "stop"):
+            if getattr(e, section) is not None:
+                yield at(
+                    "E205",
+                    f"a {section} acts on Tune trials, but the spec has no tune section",
+                    (section,),
+                    "add a tune section (metric, mode, space) or remove this one",
+                    key=True,
+                )
+
+
+def needs_checkpoints(e: Experiment, at: Locator) -> Iterator[Problem]:
+    scheduler = e.scheduler
+    if scheduler is None or scheduler.type not in ("pbt", "pb2"):
+        return
+    every = e.training.checkpoint_every
+    if every == 0:
+        yield at(
+            "E206",
+            f"{scheduler.type} copies checkpoints between trials, but checkpoint_every is 0 (only at the end)",
+            ("training", "checkpoint_every"),
+            "checkpoint every epoch: checkpoint_every: 1",
+        )
+    elif scheduler.perturbation_interval % every:
+        yield at(
+            "E206",
+            f"perturbation_interval {scheduler.perturbation_interval} is not a multiple of "
+            f"checkpoint_every {every}: exploited trials would restart from older checkpoints",
+            ("scheduler", "perturbation_interval"),
+        )
+
+
+# -- metric names -------------------------------------------------------------------------------
+def metric_uses(e: Experiment) -> Iterator[tuple[str, Path]]:
+    if e.tune:
+        yield e.tune.metric, ("tune", "metric")
+    if e.stop:
+        for index, condition in enumerate(e.stop.when):
+            yield parse_condition(condition)[0], ("stop", "when", index)
+        if e.stop.plateau:
+            yield e.stop.plateau.metric, ("stop", "plateau", "metric")
+    if e.run.checkpoint_score:
+        yield e.run.checkpoint_score.metric, ("run", "checkpoint_score", "metric")
+
+
+def metrics_reported(e: Experiment, at: Locator) -> Iterator[Problem]:
+    reported = e.reported_metrics()
+    for name, path in metric_uses(e):
+        if name not in reported:
+            hint = did_you_mean(name, reported)
+            if not hint and name.startswith("val_") and name[4:] in ("accuracy", "top5_accuracy", "mse", "mae"):
+                hint = f"add {name[4:]} to training.metrics"
+            yield at("E201", f"'{name}' is not reported; this spec reports: {', '.join(reported)}", path, hint)
+
+
+def mode_direction(e: Experiment, at: Locator) -> Iterator[Problem]:
+    if not e.tune:
+        return
+    metric, mode = e.tune.metric, e.tune.mode
+    if mode == "max" and LOWER_IS_BETTER.search(metric):
+        yield at("W301", f"mode is max, but lower {metric} is better", ("tune", "mode"), "mode: min")
+    if mode == "min" and HIGHER_IS_BETTER.search(metric):
+        yield at("W301", f"mode is min, but higher {metric} is better", ("tune", "mode"), "mode: max")
+
+
+# -- framework, task, model x data --------------------------------------------------------------
+def framework_support(e: Experiment, at: Locator) -> Iterator[Problem]:
+    allowed = MODEL_TYPES[e.framework]
+    if e.model.type not in allowed:
+        yield at(
+            "E207",
+            f"model type '{e.model.type}' is not available with framework {e.framework}",
+            ("model", "type"),
+            "use one of: " + ", ".join(allowed),
+        )
+    if e.framework == "tensorflow":
+        if e.dataset.type == "torchvision":
+            yield at("E207", "torchvision datasets need framework torch", ("dataset", "type"))
+        if e.scaling.backend is not None:
+            yield at(
+                "E207",
+                "scaling.backend is a torch.distributed setting; tensorflow workers use MultiWorkerMirroredStrategy",
+                ("scaling", "backend"),
+                key=True,
+            )
+
+
+def task_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
+    task, classes = e.task(), e.dataset.known_classes()
+    loss = e.training.loss
+    if LOSS_TASK[loss] != task:
+        yield at(
+            "E208",
+            f"loss {loss} is for {LOSS_TASK[loss]}, but the {e.dataset.type} dataset is {task}",
+            ("training", "loss"),
+        )
+    if loss == "bce_with_logits" and classes not in (None, 2):
+        yield at(
+            "E208",
+            f"bce_with_logits is for 2 classes; the dataset has {classes}",
+            ("training", "loss"),
+            "use cross_entropy",
+        )
+    for index, metric in enumerate(e.training.metrics or ()):
+        if METRIC_TASK[metric] != task:
+            yield at(
+                "E208",
+                f"metric {metric} is for {METRIC_TASK[metric]}; this spec is {task}",
+                ("training", "metrics", index),
+            )
+        elif metric == "top5_accuracy" and classes is not None and classes <= 5:
+            yield at("E208", f"top5_accuracy is always 1 with {classes} classes", ("training", "metrics", index))
+
+
+def model_takes_data(e: Experiment, at: Locator) -> Iterator[Problem]:
+    model, dataset = e.model, e.dataset
+    shape = dataset.known_image_shape()
+    rows = dataset.type in (
+        "synthetic_classification",
+        "synthetic_regression",
+        "iris",
+        "wine",
+        "breast_cancer",
+        "csv",
+        "parquet",
+        "jsonl",
+    )
+    if model.type in ("cnn", "torchvision", "keras_application") and rows:
+        yield at(
+            "E210",
+            f"a {model.type} model needs images, but {dataset.type} gives rows of features",
+            ("model", "type"),
+            "use model type mlp",
+        )
+        return
+    if model.type == "cnn" and shape:
+        side = min(shape[1], shape[2])
+        for block in range(len(model.channels)):
+            side //= 2
+            if side < 1:
+                yield at(
+                    "E210",
+                    f"{len(model.channels)} conv blocks each halve the {shape[1]}x{shape[2]} image; "
+                    f"block {block + 1} has nothing left to pool",
+                    ("model", "channels"),
+                    f"use at most {block} conv blocks",
+                )
+                break
+    if model.type == "torchvision" and shape and model.in_channels and model.in_channels != shape[0]:
+        yield at(
+            "E210",
+            f"in_channels is {model.in_channels}, but {dataset.type} images have {shape[0]}",
+            ("model", "in_channels"),
+            f"remove in_channels or set it to {shape[0]}",
+        )
+    normalize = getattr(dataset, "normalize", None)
+    if normalize and shape and len(normalize.mean) != shape[0]:
+        yield at(
+            "E210",
+            f"normalize has {len(normalize.mean)} values per statistic, but the images have {shape[0]} channel(s)",
+            ("dataset", "normalize", "mean"),
+        )
+
+
+def scaling_consistent(e: Experiment, at: Locator) -> Iterator[Problem]:
+    scaling = e.scaling
+    if scaling.backend == "nccl" and not scaling.use_gpu:
+        yield at(
+            "E211",
+            "the nccl backend needs GPUs, but use_gpu is false",
+            ("scaling", "backend"),
+            "use gloo on CPU, or set use_gpu: true",
+        )
+    gpus = (scaling.resources_per_worker or {}).get("GPU", 0)
+    if gpus and not scaling.use_gpu:
+        yield at(
+            "E211",
+            "resources_per_worker asks for GPUs, but use_gpu is false",
+            ("scaling", "use_gpu"),
+            "set use_gpu: true",
+        )
+    optimizer = e.training.optimizer
+    if optimizer.type == "sgd" and optimizer.nesterov and optimizer.momentum == 0:
+        yield at("E100", "nesterov needs momentum > 0", ("training", "optimizer", "nesterov"))
+
+
+def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
+    scheduler, epochs = e.scheduler, e.training.epochs
+    if scheduler is None:
+        return
+    max_t = getattr(scheduler, "max_t", None)
+    if max_t and max_t > epochs:
+        yield at(
+            "E209",
+            f"max_t {max_t} exceeds training.epochs {epochs}: no trial runs that long",
+            ("scheduler", "max_t"),
+            "leave max_t out: it defaults to training.epochs",
+        )
+    grace = getattr(scheduler, "grace_period", None)
+    if grace and grace >= (max_t or epochs) and scheduler.type != "fifo":
+        yield at(
+            "E209",
+            f"grace_period {grace} leaves no epoch in which a trial could be stopped (budget {max_t or epochs})",
+            ("scheduler", "grace_period"),
+        )
+    interval = getattr(scheduler, "perturbation_interval", None)
+    if interval and interval >= epochs:
+        yield at(
+            "E209",
+            f"perturbation_interval {interval} is not below training.epochs {epochs}: trials would never be perturbed",
+            ("scheduler", "perturbation_interval"),
+        )
+
+
+# -- search space -------------------------------------------------------------------------------
+def space_entries(e: Experiment) -> Iterator[tuple[str, Path, dict]]:
+    """(kind, where, entries): tune.space, pbt mutations, pb2 bounds."""
+    if e.tune:
+        yield "space", ("tune", "space"), e.tune.space
+    if e.scheduler is not None and e.scheduler.type == "pbt":
+        yield "mutations", ("scheduler", "mutations"), e.scheduler.mutations
+    if e.scheduler is not None and e.scheduler.type == "pb2":
+        yield "bounds", ("scheduler", "bounds"), e.scheduler.bounds
+
+
+def space_paths(e: Experiment, at: Locator) -> Iterator[Problem]:
+    resolved = None
+    for kind, where, entries in space_entries(e):
+        resolved = resolved if resolved is not None else e.model_dump()
+        keys = list(entries)
+        for key in keys:
+            entry_path = (*where, key)
+            parts = key.split(".")
+            problem = _path_problem(resolved, parts)
+            if problem:
+                yield at("E202", problem[0], entry_path, problem[1], key=True)
+                continue
+            overlapping = [other for other in keys if other != key and other.startswith(key + ".")]
+            if overlapping:
+                yield at(
+                    "E202",
+                    f"{key} and {overlapping[0]} overlap: sample a value or its parts, not both",
+                    entry_path,
+                    key=True,
+                )
+                continue
+            adapter = field_adapter(e, parts)
+            value = entries[key]
+            if isinstance(value, Distribution):
+                yield from _probe(value, adapter, key, (*entry_path, value.kind), at)
+            else:
+                yield from _probe_values(value, adapter, key, entry_path, at, "bounds")
+
+
+def _path_problem(resolved: dict, parts: list[str]) -> tuple[str, str | None] | None:
+    if parts[0] not in SEARCHABLE:
+        return f"'{parts[0]}' cannot be searched over", "search paths start with " + ", ".join(SEARCHABLE)
+    node: Any = resolved
+    for depth, part in enumerate(parts):
+        here = ".".join(parts[:depth]) or "the spec"
+        if isinstance(node, dict):
+            if part not in node:
+                kind = f"{node['type']} " if "type" in node else ""
+                hint = did_you_mean(part, list(node)) or "fields here: " + ", ".join(node)
+                return f"{here} ({kind.strip() or 'section'}) has no field '{part}'", hint
+            node = node[part]
+        elif isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                return f"{part} is not an index of {here}, a list of {len(node)} item(s)", None
+            node = node[int(part)]
+        else:
+            return f"{here} is a value, not a section: '{part}' cannot be inside it", None
+    return None
+
+
+def _probe(distribution: Distribution, adapter: TypeAdapter, key: str, path: Path, at: Locator):
+    name = distribution.kind
+    if name in ("choice", "grid"):
+        yield from _probe_values(distribution.args, adapter, key, path, at, name)
+        return
+    for value in distribution.probes():
+        error = _rejects(adapter, value)
+        if error:
+            yield at(
+                "E203",
+                f"{name} can produce {value!r}, which {key} does not accept: {error}",
+                path,
+                _int_hint(name, value),
+            )
+            return
+
+
+def _probe_values(values, adapter, key, path, at, name):
+    for index, value in enumerate(values):
+        error = _rejects(adapter, value)
+        if error:
+            yield at("E203", f"{name} value {value!r} is not valid for {key}: {error}", (*path, index))
+
+
+def _int_hint(name: str, value) -> str | None:
+    if isinstance(value, float) and name in ("uniform", "loguniform", "quniform", "qloguniform", "randn", "qrandn"):
+        return "for integer fields use randint, qrandint or lograndint"
+    return None
+
+
+def _rejects(adapter: TypeAdapter, value) -> str | None:
+    try:
+        adapter.validate_python(value)
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        return first["msg"][0].lower() + first["msg"][1:]
+    return None
+
+
+def field_adapter(e: Experiment, parts: list[str]) -> TypeAdapter:
+    """A validator for the field at `parts`, built from that field's own annotation and constraints."""
+    node: Any = e
+    annotation: Any = None
+    for part in parts:
+        if isinstance(node, BaseModel):
+            field = type(node).model_fields[part]
+            annotation = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+            node = getattr(node, part)
+        elif isinstance(node, list):
+            annotation = _item_type(annotation)
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            annotation = typing.get_args(_strip(annotation))[1]
+            node = node[part]
+    config = None if isinstance(annotation, type) and issubclass(annotation, BaseModel) else ConfigDict(strict=True)
+    return TypeAdapter(annotation, config=config)
+
+
+def _strip(annotation):
+    """The list/dict type inside Optional[...] and Annotated[...]."""
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType):
+            annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+        else:
+            return annotation
+
+
+def _item_type(annotation):
+    return typing.get_args(_strip(annotation))[0]
+
+
+def search_supports(e: Experiment, at: Locator) -> Iterator[Problem]:
+    if not e.tune:
+        return
+    search = e.tune.search.type
+    supported = SUPPORTED_DISTRIBUTIONS[search]
+    if supported is None:
+        return
+    for key, distribution in e.tune.space.items():
+        if distribution.kind not in supported:
+            hint = (
+                "grid search tries every value of {grid: [...]} entries"
+                if search == "grid"
+                else "supported: " + ", ".join(supported)
+            )
+            if distribution.kind == "grid":
+                hint = "grid entries need search type random or grid; use choice with " + search
+            yield at(
+                "E204",
+                f"search type {search} cannot sample {distribution.kind}",
+                ("tune", "space", key, distribution.kind),
+                hint,
+                key=True,
+            )
+
+
+def points_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
+    if not e.tune:
+        return
+    space = e.tune.space
+    for index, point in enumerate(e.tune.search.points_to_evaluate):
+        for key, value in point.items():
+            path = ("tune", "search", "points_to_evaluate", index, key)
+            if key not in space:
+                yield at("E212", f"{key} is not in tune.space", path, did_you_mean(key, list(space)), key=True)
+                continue
+            if _path_problem(e.model_dump(), key.split(".")):
+                continue  # reported by space_paths
+            error = _rejects(field_adapter(e, key.split(".")), value)
+            if error:
+                yield at("E212", f"{value!r} is not valid for {key}: {error}", path)
+
+
+RULES = (
+    needs_tune,
+    framework_support,
+    task_fit,
+    model_takes_data,
+    scaling_consistent,
+    metrics_reported,
+    mode_direction,
+    space_paths,
+    search_supports,
+    points_fit,
+    scheduler_budget,
+    needs_checkpoints,
+)

@@ -1,0 +1,133 @@
+"""`specc` on the command line: parse arguments, call specc.api, print, exit with a documented code.
+
+Only SpecError and UsageError become plain messages; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from enum import IntEnum
+
+from specc import __version__
+from specc.errors import SpecError, UsageError
+
+
+class Exit(IntEnum):
+    OK = 0
+    PROBLEMS = 1  # a spec has errors (or --check found a stale file)
+    USAGE = 2  # bad arguments, missing files
+
+
+def _color(stream) -> bool:
+    return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+def _overrides(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a value, YAML-typed (repeatable): --set training.epochs=5 --set model.hidden_sizes=[64]",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="specc", description="Declarative experiment specs compiled to Ray Train / Ray Tune scripts."
+    )
+    parser.add_argument("--version", action="version", version=f"specc {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    validate = commands.add_parser("validate", help="check spec files; exit 1 when any has errors")
+    validate.add_argument("paths", nargs="+", metavar="PATH", help="spec files, directories (recursive) or globs")
+    validate.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text")
+    validate.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    _overrides(validate)
+
+    show = commands.add_parser("show", help="print the resolved spec with every default filled in")
+    show.add_argument("spec", metavar="SPEC")
+    _overrides(show)
+
+    schema = commands.add_parser("schema", help="write the JSON Schema of the spec format")
+    schema.add_argument(
+        "-o",
+        "--output",
+        default="schemas",
+        metavar="DIR",
+        help="directory for experiment.schema.json ('-' prints it); default: schemas",
+    )
+    schema.add_argument("--check", action="store_true", help="exit 1 when the file differs from the models")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except UsageError as error:
+        print(f"specc {args.command}: error: {error}", file=sys.stderr)
+        return Exit.USAGE
+    except SpecError as error:
+        from specc.output import text
+
+        sys.stderr.write(text(list(error.problems), _color(sys.stderr)))
+        return Exit.PROBLEMS
+    except BrokenPipeError:
+        return Exit.OK
+
+
+def cmd_validate(args) -> int:
+    from specc import api
+    from specc.output import render
+
+    reports = api.validate_files(args.paths, args.overrides)
+    problems = [problem for report in reports for problem in report.problems]
+    sys.stdout.write(render(problems, args.format, _color(sys.stdout)))
+    sys.stdout.flush()
+    failed = sum(not report.ok for report in reports)
+    if not args.quiet and args.format == "text":
+        errors = sum(problem.severity == "error" for problem in problems)
+        files = f"{len(reports)} spec file{'s' * (len(reports) != 1)}"
+        summary = f"{files} valid" if not failed else f"{errors} error(s) in {failed} of {files}"
+        warnings = len(problems) - errors
+        if warnings:
+            summary += f", {warnings} warning(s)"
+        print(summary, file=sys.stderr)
+    return Exit.PROBLEMS if failed else Exit.OK
+
+
+def cmd_show(args) -> int:
+    from specc import api
+
+    experiment = api.load(args.spec, args.overrides)
+    sys.stdout.write(api.show(experiment))
+    return Exit.OK
+
+
+def cmd_schema(args) -> int:
+    from specc import api
+
+    if args.output == "-":
+        sys.stdout.write(api.schema_text())
+        return Exit.OK
+    target = os.path.join(args.output, "experiment.schema.json")
+    if args.check:
+        try:
+            with open(target, encoding="utf-8") as handle:
+                current = handle.read()
+        except OSError:
+            current = None
+        if current != api.schema_text():
+            print(f"{target} is stale: run `specc schema -o {args.output}`", file=sys.stderr)
+            return Exit.PROBLEMS
+        return Exit.OK
+    print(api.write_schema(args.output))
+    return Exit.OK
+
+
+COMMANDS = {"validate": cmd_validate, "show": cmd_show, "schema": cmd_schema}

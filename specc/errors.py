@@ -1,0 +1,135 @@
+"""Problems found in a spec, and the exception that carries them.
+
+A Problem is data (code, message, where, hint); `str(problem)` is the one-line text form users see:
+
+    specs/x.yaml:14:5: error[E106]: scheduler.grace_period: must be >= 1
+
+Codes are stable: tools and users match on them. docs/problems.md documents every code in CODES
+(a test keeps the two in sync).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+# code -> (name, one-line meaning). Never renumber; retire a code by leaving it here, unused.
+CODES: dict[str, tuple[str, str]] = {
+    # E0xx: reading the file
+    "E001": ("file-unreadable", "the file does not exist or cannot be read"),
+    "E002": ("file-too-large", "the file is larger than the loader accepts"),
+    "E003": ("not-utf8", "the file is not valid UTF-8"),
+    "E004": ("yaml-syntax", "the file is not valid YAML"),
+    "E005": ("empty-document", "the file holds no YAML document"),
+    "E006": ("not-a-mapping", "the document (or an extended file) is not a mapping of keys to values"),
+    "E007": ("duplicate-key", "a key appears twice in the same mapping"),
+    "E008": ("tag-not-allowed", "an explicit YAML tag such as !!python/object; only plain data is accepted"),
+    "E009": ("too-many-aliases", "alias expansion makes the document too large (a 'billion laughs' document)"),
+    "E010": ("too-deep", "the document nests deeper than the loader accepts, or an alias refers to itself"),
+    "E011": ("multiple-documents", "the file holds more than one YAML document"),
+    "E012": ("key-not-string", "a mapping key is not a string (e.g. `yes:` or `1:` unquoted)"),
+    # E02x: extends and --set
+    "E020": ("extends-unreadable", "a file named in `extends` does not exist or cannot be read"),
+    "E021": ("extends-cycle", "`extends` files extend each other in a cycle"),
+    "E022": ("bad-override", "a --set override is malformed or names a path that cannot be set"),
+    # E1xx: the spec's schema
+    "E100": ("invalid-value", "a value is not valid for its field"),
+    "E101": ("unknown-key", "a key that the section does not have"),
+    "E102": ("missing-key", "a required key is missing"),
+    "E103": ("wrong-type", "a value has the wrong type (e.g. a string where a number belongs)"),
+    "E104": ("invalid-choice", "a value is not one of the allowed choices"),
+    "E105": ("unknown-type", "a section's `type` is not one of the known types"),
+    "E106": ("out-of-range", "a number is outside the allowed range"),
+    "E107": ("bad-format", "a string does not have the required form (names, addresses, factories)"),
+    "E108": ("unsupported-version", "the `specc` format version is not one this specc supports"),
+    "E109": ("wrong-length", "a list has too few or too many items"),
+    "E110": ("bad-distribution", "a search-space entry is malformed (bounds, q, empty choices)"),
+    "E111": ("bad-stop-condition", "a `stop.when` condition is not `<metric> <op> <number>`"),
+    # E2xx: rules across fields
+    "E201": ("unknown-metric", "a metric name that the spec does not report"),
+    "E202": ("space-path-not-found", "a search-space, mutation or bounds key names no field of the spec"),
+    "E203": ("space-value-invalid", "a value the search space can produce is not valid for its field"),
+    "E204": ("search-unsupported", "the search algorithm cannot sample this distribution"),
+    "E205": ("needs-tune", "a `scheduler` or `stop` section without a `tune` section"),
+    "E206": ("needs-checkpointing", "pbt/pb2 exploit checkpoints, but the spec does not write them often enough"),
+    "E207": ("framework-mismatch", "a model, dataset or setting that the chosen framework does not support"),
+    "E208": ("task-mismatch", "a loss or metric that does not fit the dataset's task or class count"),
+    "E209": ("scheduler-budget", "scheduler budgets that contradict each other or `training.epochs`"),
+    "E210": ("model-data-mismatch", "a model that cannot take the dataset's input (e.g. a CNN on table rows)"),
+    "E211": ("scaling-mismatch", "scaling settings that contradict each other"),
+    "E212": ("points-invalid", "a `points_to_evaluate` entry that does not fit the search space"),
+    # W3xx: likely mistakes that do not stop a run
+    "W301": ("suspicious-mode", "optimising a loss upwards or an accuracy downwards"),
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a spec, located in the file where the offending text is.
+
+    `origin` says how the value reached the spec when that is not plainly the file itself:
+    "extended by specs/child.yaml" or "--set model.dropout=2".
+    """
+
+    code: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    path: str = ""
+    hint: str | None = None
+    origin: str | None = None
+
+    @property
+    def severity(self) -> str:
+        return "warning" if self.code.startswith("W") else "error"
+
+    @property
+    def name(self) -> str:
+        return CODES[self.code][0]
+
+    def where(self) -> str:
+        parts = [self.file or "<spec>"]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.column is not None:
+                parts.append(str(self.column))
+        return ":".join(parts)
+
+    def __str__(self) -> str:
+        text = f"{self.where()}: {self.severity}[{self.code}]: "
+        if self.path:
+            text += f"{self.path}: "
+        text += self.message
+        if self.origin:
+            text += f" ({self.origin})"
+        return text
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["severity"] = self.severity
+        return data
+
+    def sort_key(self) -> tuple:
+        return (self.file or "", self.line or 0, self.column or 0, self.code)
+
+
+class SpecError(Exception):
+    """Raised by the library API when a spec has problems; carries all of them.
+
+    The CLI prints `problems` and exits 1 instead of showing a traceback. Picklable, so it can cross
+    Ray's process boundary intact.
+    """
+
+    def __init__(self, problems: list[Problem] | tuple[Problem, ...]):
+        self.problems = tuple(problems)
+        super().__init__(self.problems)
+
+    def __str__(self) -> str:
+        return "\n".join(str(problem) for problem in self.problems)
+
+    def __reduce__(self):
+        return (type(self), (self.problems,))
+
+
+class UsageError(Exception):
+    """Bad command-line use (no such file, a malformed flag): exit code 2, a one-line message."""

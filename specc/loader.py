@@ -1,0 +1,235 @@
+"""Spec files -> one raw mapping plus a SourceMap: reading, `extends`, and `--set` overrides.
+
+`extends` (SPEC §3): paths relative to the extending file; parents are merged in order, then the file
+itself on top. Maps merge key by key; everything else (lists included) is replaced by the later file.
+One refinement users expect: a map whose `type` changes (a `cnn` model over an `mlp` parent) replaces the
+parent's map instead of inheriting fields that belong to another type. A value that came from a parent
+keeps the parent's file:line:col and is marked "extended by <child>".
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+
+from specc.document import DocumentError, Mark, Path, SourceMap, decode, dotted, parse_text
+from specc.errors import Problem, SpecError
+
+
+@dataclass
+class RawSpec:
+    """A spec as read: the merged mapping, where each value came from, and the file the user named."""
+
+    data: dict
+    source: SourceMap
+    file: str
+
+
+def display(path: os.PathLike | str) -> str:
+    """A path as users see it: relative to the working directory when it is below it."""
+    path = os.path.abspath(path)
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if relative.startswith("..") else relative
+
+
+def load_raw(path: os.PathLike | str, overrides: tuple[str, ...] | list[str] = ()) -> RawSpec:
+    """Read `path` with its `extends` chain and apply `--set` overrides; raises SpecError."""
+    file = display(path)
+    data, source = _load_chain(FsPath(path), [], None)
+    problems: list[Problem] = []
+    for override in overrides:
+        try:
+            apply_override(data, source, override, file)
+        except DocumentError as error:
+            problems.extend(error.problems)
+    if problems:
+        raise SpecError(problems)
+    return RawSpec(data, source, file)
+
+
+def read_mapping(path: FsPath, origin: str | None = None) -> tuple[dict, SourceMap]:
+    """One file's mapping (no `extends` processing)."""
+    file = display(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise SpecError([Problem("E001", f"cannot read the file: {reason}", file, origin=origin)]) from None
+    try:
+        data, source = parse_text(decode(raw, file), file, origin)
+    except DocumentError as error:
+        raise SpecError(error.problems) from None
+    if data is None:
+        raise SpecError(
+            [
+                Problem(
+                    "E005",
+                    "the file is empty: a spec is a YAML mapping",
+                    file,
+                    1,
+                    1,
+                    origin=origin,
+                    hint="start from `specc: 1`, `name:` and `framework:` (see specs/)",
+                )
+            ]
+        )
+    if not isinstance(data, dict):
+        mark = source.locate(())
+        kind = "a list" if isinstance(data, list) else f"the scalar {data!r}"
+        raise SpecError(
+            [
+                Problem(
+                    "E006",
+                    f"the document is {kind}, not a mapping of keys to values",
+                    file,
+                    mark.line if mark else 1,
+                    mark.column if mark else 1,
+                    origin=origin,
+                )
+            ]
+        )
+    return data, source
+
+
+def _load_chain(path: FsPath, chain: list[FsPath], origin: str | None) -> tuple[dict, SourceMap]:
+    data, source = read_mapping(path, origin)
+    parents = data.pop("extends", None)
+    if parents is None:
+        return data, source
+    names = [parents] if isinstance(parents, str) else parents
+    mark = source.values.get(("extends",))
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise SpecError([_problem("E103", "must be a file path or a list of file paths", mark, ("extends",))])
+    source.drop(("extends",))
+    merged, merged_source = {}, SourceMap()
+    here = [*chain, path.resolve()]
+    for index, name in enumerate(names):
+        item_path = ("extends",) if isinstance(parents, str) else ("extends", index)
+        item_mark = mark if isinstance(parents, str) else _mark_of(source, item_path, mark)
+        parent = (path.parent / name).resolve()
+        if parent in here:
+            cycle = " -> ".join(display(p) for p in [*here[here.index(parent) :], parent])
+            raise SpecError([_problem("E021", f"extends cycle: {cycle}", item_mark, item_path)])
+        if not parent.is_file():
+            raise SpecError(
+                [
+                    _problem(
+                        "E020",
+                        f"extends names {name!r}, which is not a file ({display(parent)})",
+                        item_mark,
+                        item_path,
+                        "paths in `extends` are relative to this file",
+                    )
+                ]
+            )
+        parent_data, parent_source = _load_chain(parent, here, f"extended by {display(path)}")
+        deep_merge(merged, merged_source, parent_data, parent_source)
+    deep_merge(merged, merged_source, data, source)
+    return merged, merged_source
+
+
+def _mark_of(source: SourceMap, path: Path, default: Mark | None) -> Mark | None:
+    return source.values.get(path, default)
+
+
+def _problem(code: str, message: str, mark: Mark | None, path: Path, hint: str | None = None) -> Problem:
+    if mark is None:
+        return Problem(code, message, path=dotted(path), hint=hint)
+    return Problem(code, message, mark.file, mark.line, mark.column, dotted(path), hint, mark.origin)
+
+
+def deep_merge(base: dict, base_source: SourceMap, over: dict, over_source: SourceMap, prefix: Path = ()) -> None:
+    """Merge `over` into `base` in place (and their source maps alike)."""
+    for key, value in over.items():
+        path = prefix + (key,)
+        old = base.get(key)
+        if (
+            isinstance(old, dict)
+            and isinstance(value, dict)
+            and old.get("type", value.get("type")) == value.get("type", old.get("type"))
+        ):
+            if path in over_source.keys:
+                base_source.keys[path] = over_source.keys[path]
+            deep_merge(old, base_source, value, over_source, path)
+            continue
+        base[key] = value
+        base_source.drop(path)
+        base_source.update(_subtree(over_source, path), path)
+
+
+def _subtree(source: SourceMap, prefix: Path) -> SourceMap:
+    out = SourceMap()
+    n = len(prefix)
+    for mine, theirs in ((out.values, source.values), (out.keys, source.keys)):
+        for path, mark in theirs.items():
+            if path[:n] == prefix:
+                mine[path[n:]] = mark
+    return out
+
+
+def apply_override(data: dict, source: SourceMap, text: str, file: str) -> None:
+    """`--set a.b.0=value`: the value is YAML (`--set model.hidden_sizes=[64,32]`); maps are created as needed."""
+    origin = f"--set {text}"
+    key, sep, value_text = text.partition("=")
+    if not sep or not key.strip():
+        raise DocumentError(
+            [Problem("E022", "expected PATH=VALUE", file, origin=origin, hint="e.g. --set training.epochs=5")]
+        )
+    parts = [part for part in key.strip().split(".")]
+    if any(not part for part in parts):
+        raise DocumentError([Problem("E022", f"{key!r} is not a dotted path", file, origin=origin)])
+    value, value_source = parse_text(value_text, f"<{origin}>")
+    target, path = data, ()
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        step = _step(target, part, path, file, origin)
+        path += (step,)
+        if last:
+            _assign(target, step, value)
+        else:
+            if isinstance(target, dict) and step not in target:
+                target[step] = {}
+            target = target[step]
+            if not isinstance(target, dict | list):
+                raise DocumentError(
+                    [
+                        Problem(
+                            "E022",
+                            f"{dotted(path)} is a {type(target).__name__}, not a section",
+                            file,
+                            path=dotted(path),
+                            origin=origin,
+                        )
+                    ]
+                )
+    source.drop(path)
+    mark = Mark(file, None, None, origin)
+    source.values[path] = mark
+    for sub in value_source.values:
+        source.values[path + sub] = mark
+
+
+def _step(target, part: str, path: Path, file: str, origin: str):
+    if isinstance(target, list):
+        if not part.isdigit() or int(part) >= len(target):
+            raise DocumentError(
+                [
+                    Problem(
+                        "E022",
+                        f"{part!r} is not an index of the {len(target)}-item list at {dotted(path) or 'the top'}",
+                        file,
+                        path=dotted(path),
+                        origin=origin,
+                    )
+                ]
+            )
+        return int(part)
+    return part
+
+
+def _assign(target, step, value) -> None:
+    target[step] = value

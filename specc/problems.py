@@ -1,0 +1,318 @@
+"""pydantic's ValidationError -> located Problems with stable codes, plain messages and did-you-mean hints.
+
+pydantic reports a `loc` through the models (tagged unions add the tag: `model.mlp.hidden_sizes`); the
+spec's data path drops those tags, and the SourceMap turns the data path into file:line:col. The
+allowed keys and choices for hints come from the models themselves (`spec_type_at`), not from lists
+kept by hand.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel
+
+from specc.document import Path, SourceMap, dotted
+from specc.errors import Problem
+from specc.spec.base import PATTERN_MEANINGS
+from specc.spec.space import DISTRIBUTION_NAMES, Distribution
+
+WRONG_TYPE = {
+    "int_type": "an integer",
+    "int_from_float": "an integer",
+    "int_parsing": "an integer",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "string_type": "a string",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "none_required": "null",
+}
+RANGE = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
+CUSTOM = {
+    "unsupported_version": "E108",
+    "bad_distribution": "E110",
+    "stop_condition": "E111",
+    "bad_address": "E107",
+    "length_mismatch": "E109",
+    "not_increasing": "E100",
+}
+# Keys users reach for that live elsewhere in the spec.
+MOVED_KEYS = {
+    "working_dir": "the job's working directory is cluster.working_dir",
+    "excludes": "files left out of the job are cluster.excludes",
+    "metric": "metric and mode live in the tune section",
+    "mode": "metric and mode live in the tune section",
+    "num_gpus": "use scaling.use_gpu and scaling.resources_per_worker",
+    "gpu": "use scaling.use_gpu",
+    "lr": "the learning rate is training.optimizer.lr",
+    "learning_rate": "the learning rate is training.optimizer.lr",
+    "batch_size": "the batch size is dataset.batch_size",
+    "epochs": "the epoch count is training.epochs",
+}
+
+
+def from_validation_error(error, data: dict, source: SourceMap, root: type[BaseModel]) -> list[Problem]:
+    problems = []
+    for item in error.errors(include_url=False):
+        problems.append(translate(item, data, source, root))
+    return problems
+
+
+def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) -> Problem:
+    loc = tuple(item["loc"])
+    path = data_path(loc, data)
+    kind, ctx = item["type"], item.get("ctx") or {}
+    value = item.get("input")
+    at_key = False
+    hint = None
+    if kind == "extra_forbidden":
+        code, at_key = "E101", True
+        key = path[-1]
+        allowed = allowed_keys(root, loc[:-1])
+        message = f"unknown key '{key}'"
+        if allowed:
+            message += f" in {dotted(path[:-1]) or 'the top level'}"
+        hint = did_you_mean(str(key), allowed) or MOVED_KEYS.get(str(key))
+        if not hint and allowed:
+            hint = "allowed keys: " + ", ".join(allowed)
+    elif kind == "missing":
+        code = "E102"
+        message = f"missing required key '{path[-1]}'"
+        hint = _field_description(root, loc)
+        return _located(code, message, path, source, hint, anchor=path[:-1], at_key=True)
+    elif kind == "union_tag_not_found":
+        return _tag_not_found(loc, path, value, source, root)
+    elif kind == "union_tag_invalid":
+        code = "E105"
+        expected = _split_expected(ctx.get("expected_tags", ""))
+        if _is_distribution(root, loc):
+            tag = ctx.get("tag")
+            message = f"unknown distribution '{tag}'"
+            hint = did_you_mean(str(tag), DISTRIBUTION_NAMES) or "one of: " + ", ".join(DISTRIBUTION_NAMES)
+            return _located(code, message, path, source, hint, at_key=True, key_of=path + (tag,))
+        message = f"unknown type '{ctx.get('tag')}'; expected one of: {', '.join(expected)}"
+        hint = did_you_mean(str(ctx.get("tag")), expected)
+        path = path + ("type",)
+    elif kind in ("literal_error", "enum"):
+        code = "E104"
+        expected = _choices(root, loc) or _split_expected(ctx.get("expected", ""))
+        message = f"{_show(value)} is not one of: {', '.join(str(e) for e in expected)}"
+        hint = did_you_mean(str(value), [str(e) for e in expected])
+    elif kind in WRONG_TYPE:
+        code = "E103"
+        message = f"expected {WRONG_TYPE[kind]}, got {_describe(value)}"
+        hint = _type_hint(kind, value)
+    elif kind in RANGE:
+        code = "E106"
+        bound = next(iter(ctx.values()), None)
+        message = f"must be {RANGE[kind]} {bound}, got {_show(value)}"
+    elif kind == "string_pattern_mismatch":
+        code = "E107"
+        pattern = ctx.get("pattern", "")
+        message = f"{_show(value)} is not {PATTERN_MEANINGS.get(pattern, 'of the form ' + pattern)}"
+    elif kind in ("too_short", "too_long"):
+        code = "E109"
+        message = _length_message(kind, ctx, value)
+    elif kind == "string_too_short":
+        code = "E107"
+        message = "must not be empty"
+    elif kind in CUSTOM:
+        code = CUSTOM[kind]
+        message = item["msg"]
+    else:
+        code = "E100"
+        message = item["msg"]
+    return _located(code, message, path, source, hint, at_key=at_key)
+
+
+def _located(code, message, path, source, hint, *, anchor=None, at_key=False, key_of=None) -> Problem:
+    mark = source.locate(key_of or (anchor if anchor is not None else path), key=at_key)
+    if mark is None:
+        return Problem(code, message, path=dotted(path), hint=hint)
+    return Problem(code, message, mark.file, mark.line, mark.column, dotted(path), hint, mark.origin)
+
+
+def _tag_not_found(loc, path, value, source, root) -> Problem:
+    if _is_distribution(root, loc):
+        if isinstance(value, dict) and len(value) > 1:
+            message = f"a search-space entry has exactly one key, got {len(value)}: {', '.join(map(str, value))}"
+        else:
+            message = f"expected a one-key mapping such as {{uniform: [lo, hi]}}, got {_describe(value)}"
+        return _located("E110", message, path, source, "distributions: " + ", ".join(DISTRIBUTION_NAMES))
+    types_ = _tags(root, loc)
+    message = "missing required key 'type'"
+    hint = "one of: " + ", ".join(types_) if types_ else None
+    return _located("E102", message, path + ("type",), source, hint, anchor=path, at_key=True)
+
+
+def data_path(loc: tuple, data: Any) -> Path:
+    """pydantic's loc without the union tags and type labels it inserts, i.e. a path into the data."""
+    path: list = []
+    node = data
+    for part in loc:
+        if (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        ):
+            path.append(part)
+            node = node[part]
+        elif isinstance(node, dict) and _is_label(part, node):
+            continue
+        else:
+            path.append(part)
+            node = None
+    return tuple(path)
+
+
+def _is_label(part, node: dict) -> bool:
+    """A tag (the value of `type`, or a distribution's key) or a type label like 'list[str]'."""
+    if not isinstance(part, str):
+        return False
+    return part == node.get("type") or part in DISTRIBUTION_NAMES or "[" in part or part in ("str", "int")
+
+
+# -- walking the models for hints ---------------------------------------------------------------
+def spec_type_at(root: Any, loc: tuple) -> Any:
+    """The annotation at a pydantic loc (tags pick union members), or None when it cannot be followed."""
+    current = root
+    for part in loc:
+        current = _step(current, part)
+        if current is None:
+            return None
+    return current
+
+
+def _members(annotation) -> list:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _members(typing.get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        out = []
+        for arg in typing.get_args(annotation):
+            out.extend(_members(arg))
+        return out
+    return [annotation]
+
+
+def _step(annotation, part):
+    for member in _members(annotation):
+        if isinstance(member, type) and issubclass(member, BaseModel):
+            if part in member.model_fields:
+                return member.model_fields[part].annotation
+            continue
+        origin = typing.get_origin(member)
+        args = typing.get_args(member)
+        if origin is list and isinstance(part, int):
+            return args[0]
+        if origin is dict and isinstance(part, str):
+            return args[1]
+    # a union tag: pick the member whose `type` (or distribution key) is `part`
+    for member in _members(annotation):
+        if isinstance(member, type) and issubclass(member, BaseModel):
+            if _tag_of(member) == part:
+                return member
+    return None
+
+
+def _tag_of(model: type[BaseModel]) -> str | None:
+    if issubclass(model, Distribution):
+        return model.kind
+    field = model.model_fields.get("type")
+    if field and typing.get_origin(field.annotation) is Literal:
+        return typing.get_args(field.annotation)[0]
+    return None
+
+
+def allowed_keys(root, loc: tuple) -> list[str]:
+    for member in _members(spec_type_at(root, loc)):
+        if isinstance(member, type) and issubclass(member, BaseModel):
+            return list(member.model_fields)
+    return []
+
+
+def _tags(root, loc: tuple) -> list[str]:
+    return [t for t in (_tag_of(m) for m in _members(spec_type_at(root, loc)) if isinstance(m, type)) if t]
+
+
+def _is_distribution(root, loc: tuple) -> bool:
+    members = _members(spec_type_at(root, loc))
+    return any(isinstance(m, type) and issubclass(m, Distribution) for m in members)
+
+
+def _choices(root, loc: tuple) -> list:
+    for member in _members(spec_type_at(root, loc)):
+        if typing.get_origin(member) is Literal:
+            return list(typing.get_args(member))
+    return []
+
+
+def _field_description(root, loc: tuple) -> str | None:
+    parent = [m for m in _members(spec_type_at(root, loc[:-1])) if isinstance(m, type) and issubclass(m, BaseModel)]
+    if parent and loc[-1] in parent[0].model_fields:
+        return parent[0].model_fields[loc[-1]].description
+    return None
+
+
+# -- wording ------------------------------------------------------------------------------------
+def did_you_mean(word: str, candidates) -> str | None:
+    matches = difflib.get_close_matches(word, [str(c) for c in candidates], n=1, cutoff=0.6)
+    return f"did you mean '{matches[0]}'?" if matches else None
+
+
+def _split_expected(text: str) -> list[str]:
+    parts = text.replace(" or ", ", ").split(", ")
+    return [part.strip().strip("'") for part in parts if part.strip()]
+
+
+def _show(value) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if isinstance(value, int | float) else _describe(value)
+
+
+def _describe(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _type_hint(kind: str, value) -> str | None:
+    if isinstance(value, str) and kind in ("int_type", "float_type", "int_parsing", "float_parsing"):
+        return "remove the quotes: numbers are written bare"
+    if isinstance(value, str) and kind in ("bool_type", "bool_parsing"):
+        return "write true or false without quotes"
+    if kind == "int_from_float" or (kind == "int_type" and isinstance(value, float)):
+        return "write a whole number without a decimal point"
+    if kind == "string_type" and isinstance(value, int | float | bool):
+        return "quote it to make it a string"
+    return None
+
+
+def _length_message(kind: str, ctx: dict, value) -> str:
+    got = len(value) if hasattr(value, "__len__") else ctx.get("actual_length")
+    if kind == "too_short":
+        need = ctx.get("min_length")
+        return "must not be empty" if need == 1 else f"needs at least {need} items, got {got}"
+    return f"takes at most {ctx.get('max_length')} items, got {got}"

@@ -1,0 +1,45 @@
+"""What every spec section shares: extra keys forbidden, strict types, and the constrained field types."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+
+class Section(BaseModel):
+    """A mapping in the spec. Unknown keys are errors; types are strict (a quoted "5" is not a number),
+    except that an integer is accepted where a float belongs."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+FACTORY_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
+METRIC_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+SPACE_PATH_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.([A-Za-z_][A-Za-z0-9_]*|[0-9]+))*$"
+
+# Human wording for each pattern, used in problems instead of the regex alone.
+PATTERN_MEANINGS = {
+    NAME_PATTERN: "1-64 characters: lowercase letters, digits, '_' and '-', starting with a letter or digit",
+    FACTORY_PATTERN: "'package.module:function'",
+    METRIC_PATTERN: "a metric name such as val_accuracy",
+    SPACE_PATH_PATTERN: "a dotted path into the spec such as training.optimizer.lr (list items by index)",
+}
+
+Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
+Factory = Annotated[str, StringConstraints(pattern=FACTORY_PATTERN)]
+MetricName = Annotated[str, StringConstraints(pattern=METRIC_PATTERN)]
+SpacePath = Annotated[str, StringConstraints(pattern=SPACE_PATH_PATTERN)]
+PositiveInt = Annotated[int, Field(gt=0)]
+NonNegativeInt = Annotated[int, Field(ge=0)]
+PositiveFloat = Annotated[float, Field(gt=0)]
+NonNegativeFloat = Annotated[float, Field(ge=0)]
+Fraction = Annotated[float, Field(gt=0, lt=1)]  # strictly between 0 and 1
+Probability = Annotated[float, Field(ge=0, le=1)]
+NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
+
+
+def describe(text: str, default=..., **kwargs):
+    """Field(...) with the description first: every field documents itself in the JSON Schema."""
+    return Field(default, description=text, **kwargs)

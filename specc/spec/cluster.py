@@ -1,0 +1,70 @@
+"""`cluster`: which Ray to use, and what travels with the job to every node (its runtime environment)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field, StringConstraints
+from pydantic_core import PydanticCustomError
+
+from specc.spec.base import NonEmptyStr, PositiveInt, Section, describe
+
+ADDRESS = re.compile(r"^(auto|local|(ray://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5}))$")
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+
+def _check_address(address: str) -> str:
+    match = ADDRESS.match(address)
+    if not match or (match["port"] and not 0 < int(match["port"]) < 65536):
+        raise PydanticCustomError(
+            "bad_address",
+            "{address!r} is not a Ray address: use auto, host:port or ray://host:port",
+            {"address": address},
+        )
+    return address
+
+
+class Pip(Section):
+    """pip requirements installed on every node (Ray's runtime_env `pip` as a mapping)."""
+
+    packages: list[NonEmptyStr] = describe("Requirement specifiers, e.g. 'pandas>=2'.", min_length=1)
+    pip_check: bool = describe("Run `pip check` after installing.", False)
+    pip_version: NonEmptyStr | None = describe("pip version specifier, e.g. '==24.0'.", None)
+
+
+class RuntimeEnvConfig(Section):
+    setup_timeout_seconds: Annotated[int, Field(ge=-1)] | None = describe(
+        "Seconds to wait for the environment to be set up (-1: no limit).", None
+    )
+    eager_install: bool | None = describe("Install when the job starts rather than when a worker needs it.", None)
+
+
+class RuntimeEnv(Section):
+    """Ray runtime_env fields, passed through to ray.init / the job. The working directory is cluster.working_dir."""
+
+    env_vars: dict[EnvName, str] = describe("Environment variables on every worker; values are strings.", {})
+    pip: list[NonEmptyStr] | Pip | None = describe("pip requirements installed on every node.", None)
+    uv: list[NonEmptyStr] | None = describe("Requirements installed with uv on every node.", None)
+    conda: NonEmptyStr | dict[str, Any] | None = describe(
+        "A conda environment name or an environment.yml mapping.", None
+    )
+    py_modules: list[NonEmptyStr] | None = describe("Local modules or wheels shipped to every node.", None)
+    image_uri: NonEmptyStr | None = describe("Container image the workers run in.", None)
+    config: RuntimeEnvConfig | None = describe("Runtime environment set-up options.", None)
+
+
+class Cluster(Section):
+    """Local Ray (address null) or an existing cluster; the job's code travels in its runtime environment."""
+
+    address: Annotated[str, AfterValidator(_check_address)] | None = describe(
+        "null: start a local Ray; auto: the cluster this machine belongs to; host:port; ray://host:port.", None
+    )
+    runtime_env: RuntimeEnv = describe("Ray runtime environment for the job's workers.", RuntimeEnv())
+    working_dir: NonEmptyStr | None = describe(
+        "Directory shipped to every node as the job's working_dir; default: the spec's directory.", None
+    )
+    excludes: list[NonEmptyStr] | None = describe(
+        "Paths or patterns not shipped; default: the run storage path, data directories, .git and caches.", None
+    )
+    init_timeout_s: PositiveInt = describe("Seconds to wait when connecting to the cluster.", 60)

@@ -1,0 +1,224 @@
+"""`dataset`: where examples come from. Every built-in type works offline.
+
+Each type knows its task, class count and input shape where they are fixed (scikit-learn's bundled sets,
+torchvision's), so the model never restates them; file and custom datasets learn them at run time.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from specc.spec.base import (
+    Factory,
+    Fraction,
+    NonEmptyStr,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    Section,
+    describe,
+)
+
+Task = Literal["classification", "regression"]
+
+
+class DatasetBase(Section):
+    batch_size: PositiveInt = describe("Examples per batch on each worker.", 32)
+    validation_fraction: Fraction = describe("Share of the examples held out for validation.", 0.2)
+    shuffle_seed: NonNegativeInt = describe("Seed of the train/validation split and of shuffling.", 0)
+    loader: Literal["torch_dataloader", "ray_data"] = describe(
+        "torch_dataloader: in-memory tensors per worker (prepare_data_loader); "
+        "ray_data: Ray Data shards (get_dataset_shard + iter_torch_batches / iter_tf_batches).",
+        "torch_dataloader",
+    )
+
+    def known_task(self) -> Task | None:
+        return "classification"
+
+    def known_classes(self) -> int | None:
+        return None
+
+    def known_image_shape(self) -> tuple[int, int, int] | None:
+        """(channels, height, width) for image data; None for rows of features."""
+        return None
+
+
+class SyntheticClassification(DatasetBase):
+    """scikit-learn's make_classification, generated in memory."""
+
+    type: Literal["synthetic_classification"] = describe("Generated classification data.")
+    n_samples: Annotated[int, Field(ge=10)] = describe("Number of examples.", 1000)
+    n_features: PositiveInt = describe("Number of features per example.", 20)
+    n_classes: Annotated[int, Field(ge=2)] = describe("Number of classes.", 2)
+    noise: Annotated[float, Field(ge=0, le=1)] = describe("Share of labels flipped at random.", 0.01)
+    seed: NonNegativeInt = describe("Seed of the generator.", 0)
+
+    def known_classes(self) -> int:
+        return self.n_classes
+
+
+class SyntheticRegression(DatasetBase):
+    """scikit-learn's make_regression, generated in memory."""
+
+    type: Literal["synthetic_regression"] = describe("Generated regression data.")
+    n_samples: Annotated[int, Field(ge=10)] = describe("Number of examples.", 1000)
+    n_features: PositiveInt = describe("Number of features per example.", 20)
+    noise: NonNegativeFloat = describe("Standard deviation of the Gaussian noise on the target.", 0.1)
+    seed: NonNegativeInt = describe("Seed of the generator.", 0)
+
+    def known_task(self) -> Task:
+        return "regression"
+
+
+class BundledDataset(DatasetBase):
+    """A data set that ships inside scikit-learn (no download)."""
+
+    def known_classes(self) -> int:
+        return BUNDLED_CLASSES[self.type]
+
+
+class Digits(BundledDataset):
+    type: Literal["digits"] = describe("scikit-learn's 8x8 handwritten digits (1797 images, 10 classes).")
+
+    def known_image_shape(self) -> tuple[int, int, int]:
+        return (1, 8, 8)
+
+
+class Iris(BundledDataset):
+    type: Literal["iris"] = describe("scikit-learn's iris (150 rows, 4 features, 3 classes).")
+
+
+class Wine(BundledDataset):
+    type: Literal["wine"] = describe("scikit-learn's wine (178 rows, 13 features, 3 classes).")
+
+
+class BreastCancer(BundledDataset):
+    type: Literal["breast_cancer"] = describe("scikit-learn's breast cancer (569 rows, 30 features, 2 classes).")
+
+
+BUNDLED_CLASSES = {"digits": 10, "iris": 3, "wine": 3, "breast_cancer": 2}
+
+
+class LearnedAtRunTime(DatasetBase):
+    """A dataset whose shape and classes are only known once it is read."""
+
+    task: Task | None = describe(
+        "classification or regression; default: regression for mse/l1/huber losses, else classification.", None
+    )
+    num_classes: Annotated[int, Field(ge=2)] | None = describe(
+        "Number of classes (classification); default: counted from the labels at run time.", None
+    )
+
+    def known_task(self) -> Task | None:
+        return self.task
+
+    def known_classes(self) -> int | None:
+        return self.num_classes
+
+
+class FileDataset(LearnedAtRunTime):
+    """Rows read with Ray Data (`ray.data.read_*`), so they scale past one machine's memory."""
+
+    path: NonEmptyStr = describe("File, directory or glob; relative paths are relative to the spec's directory.")
+    features: list[NonEmptyStr] | None = describe(
+        "Columns used as features; default: every column except the label.", None, min_length=1
+    )
+    label: NonEmptyStr = describe("Column holding the target.", "label")
+
+
+class Csv(FileDataset):
+    type: Literal["csv"] = describe("CSV files with a header row.")
+
+
+class Parquet(FileDataset):
+    type: Literal["parquet"] = describe("Parquet files.")
+
+
+class Jsonl(FileDataset):
+    type: Literal["jsonl"] = describe("JSON Lines files, one object per line.")
+
+
+class Npz(FileDataset):
+    type: Literal["npz"] = describe("NumPy .npz archives; features and label name arrays in the archive.")
+    features: list[NonEmptyStr] | None = describe("Arrays holding the features.", ["x"], min_length=1)
+    label: NonEmptyStr = describe("Array holding the target.", "y")
+
+
+class Normalize(Section):
+    """Per-channel normalisation: (x - mean) / std."""
+
+    mean: list[float] = describe("One mean per channel.", min_length=1)
+    std: list[PositiveFloat] = describe("One standard deviation per channel.", min_length=1)
+
+    @model_validator(mode="after")
+    def _same_length(self):
+        if len(self.mean) != len(self.std):
+            raise PydanticCustomError(
+                "length_mismatch", "mean has {m} values but std has {s}", {"m": len(self.mean), "s": len(self.std)}
+            )
+        return self
+
+
+# name -> (channels, height, width, classes)
+TORCHVISION_DATASETS = {
+    "MNIST": (1, 28, 28, 10),
+    "FashionMNIST": (1, 28, 28, 10),
+    "KMNIST": (1, 28, 28, 10),
+    "CIFAR10": (3, 32, 32, 10),
+    "CIFAR100": (3, 32, 32, 100),
+    "SVHN": (3, 32, 32, 10),
+    "STL10": (3, 96, 96, 10),
+}
+
+
+class TorchvisionDataset(DatasetBase):
+    """A torchvision.datasets image set read from `root` in its own on-disk format (torch only)."""
+
+    type: Literal["torchvision"] = describe("A torchvision.datasets image data set.")
+    name: Literal["MNIST", "FashionMNIST", "KMNIST", "CIFAR10", "CIFAR100", "SVHN", "STL10"] = describe(
+        "Data set class in torchvision.datasets."
+    )
+    root: NonEmptyStr = describe("Directory holding the files; relative to the spec's directory.", "./data")
+    download: bool = describe("Download when missing (needs network access; off by default).", False)
+    resize: PositiveInt | None = describe("Resize images to this square size.", None)
+    normalize: Normalize | None = describe("Per-channel mean/std normalisation.", None)
+
+    def known_classes(self) -> int:
+        return TORCHVISION_DATASETS[self.name][3]
+
+    def known_image_shape(self) -> tuple[int, int, int]:
+        channels, height, width, _ = TORCHVISION_DATASETS[self.name]
+        if self.resize:
+            height = width = self.resize
+        return (channels, height, width)
+
+
+class CustomDataset(LearnedAtRunTime):
+    """Your own data: `factory(**kwargs)` returns ((x_train, y_train), (x_val, y_val)) as NumPy arrays."""
+
+    type: Literal["custom"] = describe("Data from your own function.")
+    factory: Factory = describe("'package.module:function', importable from the spec's directory.")
+    kwargs: dict[str, Any] = describe("Keyword arguments passed to the factory.", {})
+
+
+Dataset = Annotated[
+    Union[
+        SyntheticClassification,
+        SyntheticRegression,
+        Digits,
+        Iris,
+        Wine,
+        BreastCancer,
+        Csv,
+        Parquet,
+        Jsonl,
+        Npz,
+        TorchvisionDataset,
+        CustomDataset,
+    ],
+    Field(discriminator="type"),
+]

@@ -1,0 +1,80 @@
+"""The root of a spec: `Experiment`. Format version 1 (SPEC.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, PrivateAttr, model_validator
+from pydantic_core import PydanticCustomError
+
+from specc.spec.base import Name, Section, describe
+from specc.spec.cluster import Cluster
+from specc.spec.dataset import Dataset
+from specc.spec.model import Model
+from specc.spec.run import Run
+from specc.spec.scaling import Scaling
+from specc.spec.scheduler import Scheduler
+from specc.spec.search import Tune
+from specc.spec.stop import Stop
+from specc.spec.training import REGRESSION_LOSSES, Training
+
+SUPPORTED_VERSIONS = (1,)
+
+
+def _supported(version: int) -> int:
+    if version not in SUPPORTED_VERSIONS:
+        supported = ", ".join(str(v) for v in SUPPORTED_VERSIONS)
+        raise PydanticCustomError(
+            "unsupported_version",
+            "format version {version} is not supported; this specc reads version {supported}",
+            {"version": version, "supported": supported},
+        )
+    return version
+
+
+class Experiment(Section):
+    """One experiment: a model trained on a dataset, optionally searched over with Ray Tune."""
+
+    specc: Annotated[int, AfterValidator(_supported)] = describe("Spec format version: 1.")
+    name: Name = describe("Names the run directory and the compiled script: [a-z0-9][a-z0-9_-]{0,63}.")
+    description: str | None = describe("What the experiment is for.", None)
+    extends: str | list[str] | None = describe(
+        "Spec file(s) this one builds on, relative to this file: maps merge key by key, the rest is replaced.",
+        None,
+    )
+    framework: Literal["torch", "tensorflow"] = describe("torch (Ray TorchTrainer) or tensorflow (TensorflowTrainer).")
+    model: Model = describe("The network, by type.")
+    dataset: Dataset = describe("The data, by type.")
+    training: Training = describe("Epochs, loss, optimizer, schedule, metrics.")
+    scaling: Scaling = describe("Ray Train workers per trial.", Scaling())
+    tune: Tune | None = describe("Hyperparameter search; absent: a single training run.", None)
+    scheduler: Scheduler | None = describe("Trial scheduler (needs tune); default fifo.", None)
+    stop: Stop | None = describe("Early-stopping rules (needs tune).", None)
+    run: Run = describe("Storage, checkpoints, retries, callbacks.", Run())
+    cluster: Cluster = describe("Ray address and runtime environment.", Cluster())
+    _raw: Any = PrivateAttr(None)  # the RawSpec it was read from (file, source map), when loaded from a file
+
+    @model_validator(mode="after")
+    def _task_defaults(self):
+        """Fill the loss and metrics that depend on the dataset's task, so `specc show` prints them."""
+        training = self.training
+        task = self.task()
+        updates = {}
+        if training.loss is None:
+            updates["loss"] = "mse" if task == "regression" else "cross_entropy"
+        if training.metrics is None:
+            updates["metrics"] = ["mse"] if task == "regression" else ["accuracy"]
+        if updates:
+            object.__setattr__(self, "training", training.model_copy(update=updates))
+        return self
+
+    def task(self) -> str:
+        """classification or regression: from the dataset where it says, else from the loss."""
+        known = self.dataset.known_task()
+        if known:
+            return known
+        return "regression" if self.training.loss in REGRESSION_LOSSES else "classification"
+
+    def reported_metrics(self) -> list[str]:
+        """Every metric name a trial reports each epoch (SPEC §5)."""
+        return ["epoch", "train_loss", "val_loss", *(f"val_{name}" for name in self.training.metrics or ())]

@@ -1,0 +1,73 @@
+"""`model`: the network to train. Input shape and output count come from the dataset, never from here."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field
+
+from specc.spec.base import Factory, PositiveInt, Section, describe
+
+Activation = Literal["relu", "gelu", "silu", "tanh", "sigmoid", "elu", "leaky_relu", "linear"]
+IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+class MLP(Section):
+    """Dense layers on the flattened input (torch and tensorflow)."""
+
+    type: Literal["mlp"] = describe("A multi-layer perceptron.")
+    hidden_sizes: list[PositiveInt] = describe("Width of each hidden layer, input side first.", [128, 64])
+    activation: Activation = describe("Activation after each hidden layer.", "relu")
+    dropout: Annotated[float, Field(ge=0, lt=1)] = describe("Dropout after each hidden layer (0 = none).", 0.0)
+    batch_norm: bool = describe("Batch normalisation after each hidden layer.", False)
+
+
+class CNN(Section):
+    """Conv blocks (conv, activation, 2x2 max-pool) then dense layers; needs image-shaped data."""
+
+    type: Literal["cnn"] = describe("A small convolutional network.")
+    channels: list[PositiveInt] = describe("Output channels of each conv block.", [32, 64], min_length=1)
+    kernel_size: PositiveInt = describe("Square kernel size of every conv.", 3)
+    hidden_sizes: list[PositiveInt] = describe("Dense layers after the conv blocks (may be empty).", [128])
+    activation: Activation = describe("Activation after each conv and dense layer.", "relu")
+    dropout: Annotated[float, Field(ge=0, lt=1)] = describe("Dropout before each dense layer (0 = none).", 0.0)
+
+
+class TorchvisionModel(Section):
+    """Any builder in `torchvision.models` (torch only), built without downloading weights."""
+
+    type: Literal["torchvision"] = describe("A torchvision.models architecture.")
+    name: Annotated[str, Field(pattern=IDENTIFIER)] = describe(
+        "Builder name in torchvision.models, e.g. resnet18, mobilenet_v3_small."
+    )
+    num_classes: PositiveInt | None = describe("Output classes; default: the dataset's class count.", None)
+    in_channels: PositiveInt | None = describe(
+        "Input channels; the first conv is adapted when it differs from 3 (default: the dataset's).", None
+    )
+    weights: None = describe("Pretrained weights are not supported (nothing is downloaded): null only.", None)
+
+
+class KerasApplication(Section):
+    """Any model in `keras.applications` (tensorflow only), built with random weights."""
+
+    type: Literal["keras_application"] = describe("A keras.applications architecture.")
+    name: Annotated[str, Field(pattern=IDENTIFIER)] = describe("Class name in keras.applications, e.g. ResNet50.")
+    weights: None = describe("Pretrained weights are not supported (nothing is downloaded): null only.", None)
+
+
+class CustomModel(Section):
+    """Your own model: `factory(input_shape, num_outputs, **kwargs)` returns a torch.nn.Module or keras.Model."""
+
+    type: Literal["custom"] = describe("A model built by your own function.")
+    factory: Factory = describe(
+        "'package.module:function', importable from the spec's directory (shipped to every node)."
+    )
+    kwargs: dict[str, Any] = describe("Keyword arguments passed to the factory.", {})
+
+
+Model = Annotated[Union[MLP, CNN, TorchvisionModel, KerasApplication, CustomModel], Field(discriminator="type")]
+
+MODEL_TYPES = {
+    "torch": ("mlp", "cnn", "torchvision", "custom"),
+    "tensorflow": ("mlp", "cnn", "keras_application", "custom"),
+}

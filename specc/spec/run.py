@@ -1,0 +1,41 @@
+"""`run`: where results go, how checkpoints are kept, failure retries, tracking callbacks, resume policy."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from specc.spec.base import MetricName, Name, NonEmptyStr, PositiveInt, Section, describe
+
+Callback = Literal["csv", "json", "tensorboard", "mlflow", "wandb"]
+
+
+class CheckpointScore(Section):
+    """Which checkpoints to keep when only some are kept."""
+
+    metric: MetricName = describe("Metric that ranks checkpoints; must be one the spec reports.")
+    mode: Literal["min", "max"] = describe("Whether lower (min) or higher (max) is better.")
+
+
+class Run(Section):
+    """Run directory, checkpoints, retries and callbacks (ray.train/ray.tune RunConfig)."""
+
+    storage_path: NonEmptyStr = describe(
+        "Local directory or a URI Ray's storage understands (s3://, gs://, ...); relative to the working directory.",
+        "./runs",
+    )
+    name: Name | None = describe("Run directory name under storage_path; default: the spec's name.", None)
+    checkpoints_to_keep: PositiveInt | None = describe("Checkpoints kept per trial; null keeps all.", 2)
+    checkpoint_score: CheckpointScore | None = describe(
+        "Rank checkpoints by a metric; default: tune.metric/tune.mode when tuning, else the most recent.", None
+    )
+    max_failures: Annotated[int, Field(ge=-1)] = describe(
+        "Retries of a failed trial or worker group, each from its last checkpoint; -1 retries forever.", 0
+    )
+    callbacks: list[Callback] = describe("Result loggers: csv, json, tensorboard, mlflow, wandb.", [])
+    resume: Literal["auto", "never", "errored_only"] = describe(
+        "On --resume: auto continues unfinished trials and retries errored ones; errored_only retries only "
+        "errored trials; never refuses to resume.",
+        "auto",
+    )

@@ -1,0 +1,81 @@
+"""`tune`: the metric to optimise, how many trials, the search algorithm and the search space."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field
+
+from specc.spec.base import MetricName, NonNegativeInt, PositiveFloat, PositiveInt, Section, SpacePath, describe
+from specc.spec.space import AnyDistribution
+
+
+class SearchBase(Section):
+    seed: NonNegativeInt | None = describe("Seed of the search: the same seed samples the same configs.", None)
+    points_to_evaluate: list[dict[SpacePath, Any]] = describe(
+        "Configs to try first, keyed by search-space path; paths left out are sampled.", []
+    )
+
+
+class RandomSearch(SearchBase):
+    type: Literal["random"] = describe("Random sampling, every grid combined (Ray's BasicVariantGenerator).")
+
+
+class GridSearch(SearchBase):
+    type: Literal["grid"] = describe("Every combination of `grid` entries (Ray's BasicVariantGenerator).")
+
+
+class OptunaSearch(SearchBase):
+    type: Literal["optuna"] = describe("Optuna (optional extra: specc[optuna]).")
+    sampler: Literal["tpe", "random"] = describe("Optuna sampler.", "tpe")
+
+
+class HyperOptSearch(SearchBase):
+    type: Literal["hyperopt"] = describe("HyperOpt's TPE (optional extra: specc[hyperopt]).")
+    n_initial_points: PositiveInt = describe("Random trials before TPE takes over.", 20)
+
+
+class BayesOptSearch(SearchBase):
+    type: Literal["bayesopt"] = describe("Bayesian optimisation (optional extra: specc[bayesopt]).")
+    utility: Literal["ucb", "ei", "poi"] = describe("Acquisition function.", "ucb")
+    kappa: PositiveFloat = describe("Exploration weight of ucb.", 2.576)
+    xi: Annotated[float, Field(ge=0)] = describe("Exploration margin of ei and poi.", 0.0)
+    random_search_steps: PositiveInt = describe("Random trials before the model takes over.", 10)
+
+
+Search = Annotated[
+    Union[RandomSearch, GridSearch, OptunaSearch, HyperOptSearch, BayesOptSearch], Field(discriminator="type")
+]
+
+# Which distributions each search algorithm can sample (Ray's converters refuse the others).
+SUPPORTED_DISTRIBUTIONS = {
+    "random": None,  # all
+    "grid": ("grid",),
+    "optuna": ("uniform", "quniform", "loguniform", "qloguniform", "randint", "qrandint", "lograndint", "choice"),
+    "hyperopt": (
+        "uniform",
+        "quniform",
+        "loguniform",
+        "qloguniform",
+        "randint",
+        "qrandint",
+        "lograndint",
+        "randn",
+        "qrandn",
+        "choice",
+    ),
+    "bayesopt": ("uniform",),
+}
+
+
+class Tune(Section):
+    """A hyperparameter search on Ray Tune. Present => each sampled config is one trial."""
+
+    metric: MetricName = describe("Metric to optimise; must be one the spec reports (e.g. val_accuracy).")
+    mode: Literal["min", "max"] = describe("min or max: which direction of the metric is better.")
+    num_samples: PositiveInt = describe("Samples drawn; each grid entry multiplies the trial count.", 1)
+    max_concurrent_trials: PositiveInt | None = describe("Trials run at once; default: as many as fit.", None)
+    search: Search = describe("The search algorithm, by type.", RandomSearch(type="random"))
+    space: dict[SpacePath, AnyDistribution] = describe(
+        "Dotted path into this spec -> distribution, e.g. training.optimizer.lr: {loguniform: [1.0e-4, 0.1]}.", {}
+    )

@@ -1,0 +1,191 @@
+"""Search-space distributions: `{uniform: [lo, hi]}` and ten more, with Ray Tune's semantics.
+
+Each entry is a one-key mapping; the key picks the distribution. Bounds are checked here (lo < hi, log
+bounds > 0, q > 0, non-empty choices); whether the values fit the field they are sampled into is checked
+in `specc.checks` through that field's own type, using `probes()`: the extreme and representative values
+the distribution can produce.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, ClassVar, Union
+
+from pydantic import Discriminator, Field, Tag, model_validator
+from pydantic_core import PydanticCustomError
+
+from specc.spec.base import Section, describe
+
+FloatPair = Annotated[list[float], Field(min_length=2, max_length=2)]
+FloatTriple = Annotated[list[float], Field(min_length=3, max_length=3)]
+IntPair = Annotated[list[int], Field(min_length=2, max_length=2)]
+IntTriple = Annotated[list[int], Field(min_length=3, max_length=3)]
+SPREAD = 6.0  # randn probes mean +- 6 sd: "every value it can produce", within reason
+
+
+def _bad(message: str, **context) -> PydanticCustomError:
+    return PydanticCustomError("bad_distribution", message, context)
+
+
+class Distribution(Section):
+    kind: ClassVar[str]
+    log: ClassVar[bool] = False
+    quantized: ClassVar[bool] = False
+    ranged: ClassVar[bool] = True  # [lo, hi, (q)] rather than [mean, sd, (q)] or a list of values
+
+    @property
+    def args(self) -> list:
+        return getattr(self, self.kind)
+
+    @model_validator(mode="after")
+    def _check_bounds(self):
+        args = self.args
+        if self.ranged:
+            lo, hi = args[0], args[1]
+            if not lo < hi:
+                raise _bad("lower bound {lo} must be below upper bound {hi}", lo=lo, hi=hi)
+            if self.log and lo <= 0:
+                raise _bad("a log scale needs bounds > 0, got lower bound {lo}", lo=lo)
+        if self.quantized and args[2] <= 0:
+            raise _bad("q must be > 0, got {q}", q=args[2])
+        return self
+
+    def probes(self) -> list:
+        """Values this distribution can produce that are most likely to break a field's constraints."""
+        lo, hi = self.args[0], self.args[1]
+        inside = lo + (hi - lo) * 0.371
+        return [lo, inside, math.nextafter(hi, lo)]
+
+
+class QuantizedFloat(Distribution):
+    quantized: ClassVar[bool] = True
+
+    def probes(self) -> list:
+        lo, hi, q = self.args
+        inside = round((lo + (hi - lo) * 0.371) / q) * q
+        return [round(lo / q) * q, inside, round(hi / q) * q]  # quantizing makes the upper bound reachable
+
+
+class Uniform(Distribution):
+    kind: ClassVar[str] = "uniform"
+    uniform: FloatPair = describe("[lo, hi): a float, uniformly (tune.uniform).")
+
+
+class QUniform(QuantizedFloat):
+    kind: ClassVar[str] = "quniform"
+    quniform: FloatTriple = describe("[lo, hi, q]: a float rounded to a multiple of q (tune.quniform).")
+
+
+class LogUniform(Distribution):
+    kind: ClassVar[str] = "loguniform"
+    log: ClassVar[bool] = True
+    loguniform: FloatPair = describe("[lo, hi): a float, uniformly on a log scale (tune.loguniform).")
+
+
+class QLogUniform(QuantizedFloat):
+    kind: ClassVar[str] = "qloguniform"
+    log: ClassVar[bool] = True
+    qloguniform: FloatTriple = describe("[lo, hi, q]: log scale, rounded to a multiple of q (tune.qloguniform).")
+
+
+class RandInt(Distribution):
+    kind: ClassVar[str] = "randint"
+    randint: IntPair = describe("[lo, hi): an integer, upper bound exclusive (tune.randint).")
+
+    def probes(self) -> list:
+        return [self.args[0], self.args[1] - 1]
+
+
+class QRandInt(Distribution):
+    kind: ClassVar[str] = "qrandint"
+    quantized: ClassVar[bool] = True
+    qrandint: IntTriple = describe("[lo, hi, q]: an integer multiple of q, upper bound inclusive (tune.qrandint).")
+
+    def probes(self) -> list:
+        lo, hi, q = self.args
+        return [round(lo / q) * q, round(hi / q) * q]
+
+
+class LogRandInt(Distribution):
+    kind: ClassVar[str] = "lograndint"
+    log: ClassVar[bool] = True
+    lograndint: IntPair = describe("[lo, hi): an integer on a log scale, upper bound exclusive (tune.lograndint).")
+
+    def probes(self) -> list:
+        return [self.args[0], self.args[1] - 1]
+
+
+class Normal(Distribution):
+    ranged: ClassVar[bool] = False
+
+    @model_validator(mode="after")
+    def _positive_sd(self):
+        if self.args[1] <= 0:
+            raise _bad("the standard deviation must be > 0, got {sd}", sd=self.args[1])
+        return self
+
+    def probes(self) -> list:
+        mean, sd = self.args[0], self.args[1]
+        values = [mean - SPREAD * sd, mean + 0.371 * sd, mean + SPREAD * sd]
+        if self.quantized:
+            values = [round(value / self.args[2]) * self.args[2] for value in values]
+        return values
+
+
+class RandN(Normal):
+    kind: ClassVar[str] = "randn"
+    randn: FloatPair = describe("[mean, sd]: a float from a normal distribution (tune.randn).")
+
+
+class QRandN(Normal):
+    kind: ClassVar[str] = "qrandn"
+    quantized: ClassVar[bool] = True
+    qrandn: FloatTriple = describe("[mean, sd, q]: a normal float rounded to a multiple of q (tune.qrandn).")
+
+
+class Values(Distribution):
+    ranged: ClassVar[bool] = False
+
+    def probes(self) -> list:
+        return list(self.args)
+
+
+class Choice(Values):
+    kind: ClassVar[str] = "choice"
+    choice: list[Any] = describe("One of these values, uniformly (tune.choice).", min_length=1)
+
+
+class Grid(Values):
+    kind: ClassVar[str] = "grid"
+    grid: list[Any] = describe("Every one of these values, one trial each (tune.grid_search).", min_length=1)
+
+
+DISTRIBUTIONS: tuple[type[Distribution], ...] = (
+    Uniform,
+    QUniform,
+    LogUniform,
+    QLogUniform,
+    RandInt,
+    QRandInt,
+    LogRandInt,
+    RandN,
+    QRandN,
+    Choice,
+    Grid,
+)
+DISTRIBUTION_NAMES = tuple(cls.kind for cls in DISTRIBUTIONS)
+
+
+def _distribution_key(value: Any) -> str | None:
+    """The tag of a search-space entry: its only key (None when it has none or several)."""
+    if isinstance(value, dict):
+        return next(iter(value)) if len(value) == 1 else None
+    return getattr(value, "kind", None)
+
+
+_distribution_key.__name__ = "distribution"
+
+AnyDistribution = Annotated[
+    Union[tuple(Annotated[cls, Tag(cls.kind)] for cls in DISTRIBUTIONS)],  # type: ignore[misc]
+    Discriminator(_distribution_key),
+]

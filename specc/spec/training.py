@@ -1,0 +1,113 @@
+"""`training`: epochs, loss, optimizer, LR schedule, metrics, precision, seeding, checkpoint cadence."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from specc.spec.base import NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, Section, describe
+
+Loss = Literal["cross_entropy", "mse", "bce_with_logits", "l1", "huber"]
+Metric = Literal["accuracy", "top5_accuracy", "mse", "mae"]
+Momentum = Annotated[float, Field(ge=0, lt=1)]
+Beta = Annotated[float, Field(ge=0, lt=1)]
+Decay = Annotated[float, Field(gt=0, le=1)]
+
+REGRESSION_LOSSES = ("mse", "l1", "huber")
+
+
+class SGD(Section):
+    type: Literal["sgd"] = describe("Stochastic gradient descent (torch.optim.SGD / keras SGD).")
+    lr: PositiveFloat = describe("Learning rate.", 0.01)
+    momentum: Momentum = describe("Momentum factor.", 0.0)
+    weight_decay: NonNegativeFloat = describe("L2 penalty.", 0.0)
+    nesterov: bool = describe("Nesterov momentum (needs momentum > 0).", False)
+
+
+class Adam(Section):
+    type: Literal["adam"] = describe("Adam.")
+    lr: PositiveFloat = describe("Learning rate.", 0.001)
+    betas: list[Beta] = describe(
+        "Coefficients for the running averages [beta1, beta2].", [0.9, 0.999], min_length=2, max_length=2
+    )
+    eps: PositiveFloat = describe("Term added to the denominator for stability.", 1e-8)
+    weight_decay: NonNegativeFloat = describe("L2 penalty.", 0.0)
+    amsgrad: bool = describe("Use the AMSGrad variant.", False)
+
+
+class AdamW(Adam):
+    type: Literal["adamw"] = describe("Adam with decoupled weight decay.")
+    weight_decay: NonNegativeFloat = describe("Decoupled weight decay.", 0.01)
+
+
+class RMSprop(Section):
+    type: Literal["rmsprop"] = describe("RMSprop.")
+    lr: PositiveFloat = describe("Learning rate.", 0.01)
+    alpha: Annotated[float, Field(gt=0, lt=1)] = describe("Smoothing constant (keras: rho).", 0.99)
+    eps: PositiveFloat = describe("Term added to the denominator for stability.", 1e-8)
+    momentum: Momentum = describe("Momentum factor.", 0.0)
+    weight_decay: NonNegativeFloat = describe("L2 penalty.", 0.0)
+    centered: bool = describe("Normalise by an estimate of the gradient's variance.", False)
+
+
+Optimizer = Annotated[Union[SGD, Adam, AdamW, RMSprop], Field(discriminator="type")]
+
+
+class NoSchedule(Section):
+    type: Literal["none"] = describe("A constant learning rate.")
+
+
+class StepLR(Section):
+    type: Literal["step"] = describe("Multiply the LR by gamma every step_size epochs.")
+    step_size: PositiveInt = describe("Epochs between decays.")
+    gamma: Decay = describe("Multiplicative factor of each decay.", 0.1)
+
+
+class MultiStepLR(Section):
+    type: Literal["multistep"] = describe("Multiply the LR by gamma at each milestone epoch.")
+    milestones: list[PositiveInt] = describe("Epochs at which the LR decays, increasing.", min_length=1)
+    gamma: Decay = describe("Multiplicative factor of each decay.", 0.1)
+
+    @model_validator(mode="after")
+    def _increasing(self):
+        if any(b <= a for a, b in zip(self.milestones, self.milestones[1:])):
+            raise PydanticCustomError("not_increasing", "milestones must be strictly increasing")
+        return self
+
+
+class CosineLR(Section):
+    type: Literal["cosine"] = describe("Cosine annealing from the initial LR to eta_min.")
+    t_max: PositiveInt | None = describe("Epochs of one half cosine; default: training.epochs.", None)
+    eta_min: NonNegativeFloat = describe("Final learning rate.", 0.0)
+
+
+class ExponentialLR(Section):
+    type: Literal["exponential"] = describe("Multiply the LR by gamma every epoch.")
+    gamma: Decay = describe("Multiplicative factor per epoch.", 0.95)
+
+
+LRSchedule = Annotated[Union[NoSchedule, StepLR, MultiStepLR, CosineLR, ExponentialLR], Field(discriminator="type")]
+
+
+class Training(Section):
+    """How each trial trains. One report per epoch: `epoch`, `train_loss`, `val_loss` and `val_<metric>`."""
+
+    epochs: PositiveInt = describe("Epochs to train; one report per epoch (Tune's training_iteration).", 10)
+    loss: Loss | None = describe(
+        "cross_entropy | mse | bce_with_logits | l1 | huber; default: cross_entropy for classification, "
+        "mse for regression.",
+        None,
+    )
+    optimizer: Optimizer = describe("The optimizer, by type.", Adam(type="adam"))
+    lr_schedule: LRSchedule = describe("How the learning rate changes per epoch.", NoSchedule(type="none"))
+    metrics: list[Metric] | None = describe(
+        "Validation metrics reported each epoch as val_<name>; default: [accuracy] for classification, "
+        "[mse] for regression.",
+        None,
+    )
+    grad_clip_norm: PositiveFloat | None = describe("Clip the gradients' global norm to this value.", None)
+    mixed_precision: bool = describe("Automatic mixed precision on GPU (a no-op on CPU).", False)
+    seed: NonNegativeInt = describe("Seed for weights and batch order; each worker adds its rank.", 0)
+    checkpoint_every: NonNegativeInt = describe("Write a checkpoint every N epochs; 0 = only at the end.", 1)
