@@ -292,7 +292,7 @@ def space_entries(e: Experiment) -> Iterator[tuple[str, Path, dict]]:
 
 def space_paths(e: Experiment, at: Locator) -> Iterator[Problem]:
     resolved = None
-    for kind, where, entries in space_entries(e):
+    for _kind, where, entries in space_entries(e):
         resolved = resolved if resolved is not None else e.model_dump()
         keys = list(entries)
         for key in keys:

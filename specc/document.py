@@ -130,10 +130,10 @@ class _Builder:
             return (), False
         top = self.stack[-1]
         if isinstance(top.value, list):
-            return top.path + (len(top.value),), False
+            return (*top.path, len(top.value)), False
         if top.key is _NO_KEY:
             return top.path, True
-        return top.path + (top.key,), False
+        return (*top.path, top.key), False
 
     def check_tag(self, event, path: Path) -> None:
         tag = event.tag
@@ -260,14 +260,14 @@ class _Builder:
             top.key = None
             return
         if value in top.explicit:
-            first = self.source.keys.get(top.path + (value,))
+            first = self.source.keys.get((*top.path, value))
             where = f" (first at line {first.line})" if first else ""
-            self.problem("E007", f"duplicate key '{value}'{where}", mark, top.path + (value,), "keep one of them")
+            self.problem("E007", f"duplicate key '{value}'{where}", mark, (*top.path, value), "keep one of them")
             top.key = None
             return
         top.explicit.add(value)
         top.key, top.key_mark = value, mark
-        self.source.keys[top.path + (value,)] = mark
+        self.source.keys[(*top.path, value)] = mark
 
     def attach(self, value, path: Path) -> None:
         if not self.stack:
@@ -297,7 +297,7 @@ class _Builder:
                 for key, item in source.items():
                     if key not in done.value:
                         done.value[key] = deep_copy(item)
-                        self.source.update(self.marks_under(merge_path, key), done.path + (key,))
+                        self.source.update(self.marks_under(merge_path, key), (*done.path, key))
 
     def marks_under(self, merge_path: Path, key) -> SourceMap:
         out = SourceMap()

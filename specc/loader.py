@@ -145,7 +145,7 @@ def _problem(code: str, message: str, mark: Mark | None, path: Path, hint: str |
 def deep_merge(base: dict, base_source: SourceMap, over: dict, over_source: SourceMap, prefix: Path = ()) -> None:
     """Merge `over` into `base` in place (and their source maps alike)."""
     for key, value in over.items():
-        path = prefix + (key,)
+        path = (*prefix, key)
         old = base.get(key)
         if (
             isinstance(old, dict)

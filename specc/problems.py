@@ -98,10 +98,10 @@ def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) 
             tag = ctx.get("tag")
             message = f"unknown distribution '{tag}'"
             hint = did_you_mean(str(tag), DISTRIBUTION_NAMES) or "one of: " + ", ".join(DISTRIBUTION_NAMES)
-            return _located(code, message, path, source, hint, at_key=True, key_of=path + (tag,))
+            return _located(code, message, path, source, hint, at_key=True, key_of=(*path, tag))
         message = f"unknown type '{ctx.get('tag')}'; expected one of: {', '.join(expected)}"
         hint = did_you_mean(str(ctx.get("tag")), expected)
-        path = path + ("type",)
+        path = (*path, "type")
     elif kind in ("literal_error", "enum"):
         code = "E104"
         expected = _choices(root, loc) or _split_expected(ctx.get("expected", ""))
@@ -151,7 +151,7 @@ def _tag_not_found(loc, path, value, source, root) -> Problem:
     types_ = _tags(root, loc)
     message = "missing required key 'type'"
     hint = "one of: " + ", ".join(types_) if types_ else None
-    return _located("E102", message, path + ("type",), source, hint, anchor=path, at_key=True)
+    return _located("E102", message, (*path, "type"), source, hint, anchor=path, at_key=True)
 
 
 def data_path(loc: tuple, data: Any) -> Path:
@@ -216,9 +216,8 @@ def _step(annotation, part):
             return args[1]
     # a union tag: pick the member whose `type` (or distribution key) is `part`
     for member in _members(annotation):
-        if isinstance(member, type) and issubclass(member, BaseModel):
-            if _tag_of(member) == part:
-                return member
+        if isinstance(member, type) and issubclass(member, BaseModel) and _tag_of(member) == part:
+            return member
     return None
 
 

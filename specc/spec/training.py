@@ -72,7 +72,7 @@ class MultiStepLR(Section):
 
     @model_validator(mode="after")
     def _increasing(self):
-        if any(b <= a for a, b in zip(self.milestones, self.milestones[1:])):
+        if any(b <= a for a, b in zip(self.milestones, self.milestones[1:], strict=False)):
             raise PydanticCustomError("not_increasing", "milestones must be strictly increasing")
         return self
 
