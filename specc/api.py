@@ -18,6 +18,7 @@ from specc.errors import Problem, SpecError, UsageError
 from specc.loader import RawSpec, load_raw
 from specc.problems import from_validation_error
 from specc.spec import Experiment
+from specc.spec.walk import section_default
 
 SPEC_SUFFIXES = (".yaml", ".yml")
 SKIPPED_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache"}
@@ -49,7 +50,7 @@ def load(path: str | os.PathLike, overrides: tuple[str, ...] | list[str] = ()) -
 def check_file(path: str | os.PathLike, overrides: tuple[str, ...] | list[str] = ()) -> FileReport:
     """Load -> validate -> check one file, collecting problems instead of raising."""
     try:
-        raw = load_raw(path, overrides)
+        raw = load_raw(path, overrides, _section_default)
     except SpecError as error:
         return FileReport(_display(path), _ordered(error.problems, _display(path)))
     try:
@@ -59,6 +60,10 @@ def check_file(path: str | os.PathLike, overrides: tuple[str, ...] | list[str] =
         return FileReport(raw.file, _ordered(problems, raw.file))
     experiment._raw = raw
     return FileReport(raw.file, _ordered(checks.check(experiment, raw.source), raw.file), experiment)
+
+
+def _section_default(path, data: dict) -> dict | None:
+    return section_default(Experiment, path, data)
 
 
 def validate(paths, overrides: tuple[str, ...] | list[str] = ()) -> list[Problem]:

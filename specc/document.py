@@ -93,9 +93,12 @@ class _Open:
     anchor: str | None
     key: object = None  # mapping: the pending key, or _NO_KEY
     key_mark: Mark | None = None
-    merges: list = field(default_factory=list)
+    merges: list = field(default_factory=list)  # (value, path, log start, log end)
     explicit: set = field(default_factory=set)
     bad_key: bool = False
+    log_start: int = 0  # where this collection's marks begin in _Builder.log
+    nodes_start: int = 0
+    merge_start: int = 0
 
 
 _NO_KEY = object()
@@ -106,7 +109,10 @@ class _Builder:
         self.file, self.origin = file, origin
         self.source = SourceMap()
         self.problems: list[Problem] = []
-        self.anchors: dict[str, tuple[object, Path, int]] = {}
+        # Every mark in document order, so an anchored collection's marks are one slice of it: copying
+        # them for an alias costs the alias's size, which the node budget bounds.
+        self.log: list[tuple[bool, Path, Mark]] = []
+        self.anchors: dict[str, tuple[object, Path, int, int, int]] = {}
         self.open_anchors: set[str] = set()
         self.stack: list[_Open] = []
         self.nodes = 0
@@ -183,16 +189,17 @@ class _Builder:
         self.check_tag(event, path)
         self.count(1, event)
         value = resolve_scalar(event)
-        if event.anchor:
-            self.anchors[event.anchor] = (value, path, 1)
+        start = len(self.log)
         self.place(value, self.mark(event), is_key, event)
+        if event.anchor:
+            self.anchors[event.anchor] = (value, path, 1, start, len(self.log))
 
     def start(self, event) -> None:
         path, is_key = self.next_path()
         self.check_tag(event, path)
         self.count(1, event)
         if len(self.stack) >= MAX_DEPTH:
-            self.fatal("E010", f"the document nests more than {MAX_DEPTH} levels deep", self.mark(event), path)
+            self.fatal("E010", f"the document nests more than {MAX_DEPTH} levels deep", self.mark(event))
         mark = self.mark(event)
         if is_key:
             self.problem("E012", "a mapping key must be a plain string, not a list or mapping", mark, path)
@@ -200,7 +207,9 @@ class _Builder:
         else:
             self.record(path, mark)
         container = {} if type(event) is yaml.MappingStartEvent else []
-        self.stack.append(_Open(container, path, event.anchor, _NO_KEY))
+        self.stack.append(
+            _Open(container, path, event.anchor, _NO_KEY, log_start=len(self.log) - 1, nodes_start=self.nodes - 1)
+        )
         if event.anchor:
             self.open_anchors.add(event.anchor)
 
@@ -210,7 +219,8 @@ class _Builder:
             self.apply_merges(done)
         if done.anchor:
             self.open_anchors.discard(done.anchor)
-            self.anchors[done.anchor] = (done.value, done.path, self.size(done.value))
+            size = self.nodes - done.nodes_start
+            self.anchors[done.anchor] = (done.value, done.path, size, done.log_start, len(self.log))
         if self.stack and self.stack[-1].bad_key and self.stack[-1].key is _NO_KEY:
             self.stack[-1].key = None  # the complex key was reported; its value is read and dropped
             self.stack[-1].bad_key = False
@@ -224,18 +234,17 @@ class _Builder:
             self.fatal("E010", f"alias *{event.anchor} refers to the collection that contains it", mark, path)
         if event.anchor not in self.anchors:
             self.fatal("E004", f"alias *{event.anchor} names no anchor defined before it", mark, path)
-        value, anchor_path, size = self.anchors[event.anchor]
+        value, anchor_path, size, start, end = self.anchors[event.anchor]
         self.count(size, event)
         if is_key:
             self.place(value, mark, True, event)
             return
-        copy = deep_copy(value)
         self.record(path, mark)
-        for marks in (self.source.values, self.source.keys):
-            n = len(anchor_path)
-            for p, m in [(p, m) for p, m in marks.items() if p[:n] == anchor_path and len(p) > n]:
-                marks[path + p[n:]] = m
-        self.attach(copy, path)
+        n = len(anchor_path)
+        for is_key_mark, p, m in self.log[start:end]:
+            if p[:n] == anchor_path and len(p) > n:
+                self.remember(is_key_mark, path + p[n:], m)
+        self.attach(deep_copy(value), path)
 
     # -- placing values ------------------------------------------------------------------------
     def place(self, value, mark: Mark, is_key: bool, event) -> None:
@@ -246,7 +255,7 @@ class _Builder:
             return
         top = self.stack[-1]
         if getattr(event, "tag", None) is None and getattr(event, "implicit", (False,))[0] and value == "<<":
-            top.key, top.key_mark = _MERGE, mark
+            top.key, top.key_mark, top.merge_start = _MERGE, mark, len(self.log)
             return
         if not isinstance(value, str):
             shown = "null" if value is None else repr(value)
@@ -267,7 +276,7 @@ class _Builder:
             return
         top.explicit.add(value)
         top.key, top.key_mark = value, mark
-        self.source.keys[(*top.path, value)] = mark
+        self.remember(True, (*top.path, value), mark)
 
     def attach(self, value, path: Path) -> None:
         if not self.stack:
@@ -279,41 +288,35 @@ class _Builder:
             return
         key, top.key = top.key, _NO_KEY
         if key is _MERGE:
-            top.merges.append((value, path))
+            top.merges.append((value, path, top.merge_start, len(self.log)))
         elif key is not None:
             top.value[key] = value
 
     def record(self, path: Path, mark: Mark) -> None:
-        self.source.values[path] = mark
+        self.remember(False, path, mark)
+
+    def remember(self, is_key: bool, path: Path, mark: Mark) -> None:
+        (self.source.keys if is_key else self.source.values)[path] = mark
+        self.log.append((is_key, path, mark))
 
     def apply_merges(self, done: _Open) -> None:
         """`<<: *base` (or a list of them): keys not written explicitly come from the merged mappings."""
-        for value, merge_path in done.merges:
-            sources = value if isinstance(value, list) else [value]
-            for source in sources:
-                if not isinstance(source, dict):
-                    mark = self.source.locate(merge_path) or Mark(self.file, None, None)
-                    self.fatal("E006", "a `<<` merge takes a mapping or a list of mappings", mark, done.path)
+        for value, merge_path, start, end in done.merges:
+            sources = [(value, merge_path)] if isinstance(value, dict) else None
+            if isinstance(value, list) and all(isinstance(item, dict) for item in value):
+                sources = [(item, (*merge_path, index)) for index, item in enumerate(value)]
+            if sources is None:
+                mark = self.source.locate(merge_path) or Mark(self.file, None, None)
+                self.fatal("E006", "a `<<` merge takes a mapping or a list of mappings", mark, done.path)
+            for source, source_path in sources:
+                n = len(source_path)
                 for key, item in source.items():
-                    if key not in done.value:
-                        done.value[key] = deep_copy(item)
-                        self.source.update(self.marks_under(merge_path, key), (*done.path, key))
-
-    def marks_under(self, merge_path: Path, key) -> SourceMap:
-        out = SourceMap()
-        n = len(merge_path)
-        for mine, theirs in ((out.values, self.source.values), (out.keys, self.source.keys)):
-            for p, m in theirs.items():
-                if p[:n] == merge_path and len(p) > n and p[n] == key:
-                    mine[p[n + 1 :]] = m
-        return out
-
-    def size(self, value) -> int:
-        if isinstance(value, dict):
-            return 1 + sum(self.size(v) for v in value.values())
-        if isinstance(value, list):
-            return 1 + sum(self.size(v) for v in value)
-        return 1
+                    if key in done.value:
+                        continue
+                    done.value[key] = deep_copy(item)
+                    for is_key_mark, p, m in self.log[start:end]:
+                        if p[:n] == source_path and len(p) > n and p[n] == key:
+                            self.remember(is_key_mark, (*done.path, *p[n:]), m)
 
 
 def resolve_scalar(event):
@@ -369,7 +372,9 @@ def parse_text(text: str, file: str, origin: str | None = None) -> tuple[object,
         mark = error.problem_mark or error.context_mark
         where = Mark(file, mark.line + 1, mark.column + 1, origin) if mark else Mark(file, None, None, origin)
         message = " ".join(part for part in (error.context, error.problem) if part)
-        builder.fatal("E004", f"invalid YAML: {message}", where)
+        tab = mark is not None and text[mark.index : mark.index + 1] == "\t"
+        hint = "YAML indents with spaces, not tabs" if tab else None
+        builder.fatal("E004", f"invalid YAML: {message}", where, hint=hint)
     except yaml.reader.ReaderError as error:
         line, column = position(text, error.position)
         builder.fatal(

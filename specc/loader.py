@@ -10,6 +10,7 @@ keeps the parent's file:line:col and is marked "extended by <child>".
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 
@@ -36,14 +37,23 @@ def display(path: os.PathLike | str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def load_raw(path: os.PathLike | str, overrides: tuple[str, ...] | list[str] = ()) -> RawSpec:
-    """Read `path` with its `extends` chain and apply `--set` overrides; raises SpecError."""
+SectionDefault = Callable[[Path, dict], "dict | None"]
+
+
+def load_raw(
+    path: os.PathLike | str, overrides: tuple[str, ...] | list[str] = (), section_default: SectionDefault | None = None
+) -> RawSpec:
+    """Read `path` with its `extends` chain and apply `--set` overrides; raises SpecError.
+
+    `section_default(path, data)` gives the default of a section that an override has to create, so that
+    `--set training.optimizer.lr=0.1` sets the lr of the default optimizer rather than an optimizer without a type.
+    """
     file = display(path)
     data, source = _load_chain(FsPath(path), [], None)
     problems: list[Problem] = []
     for override in overrides:
         try:
-            apply_override(data, source, override, file)
+            apply_override(data, source, override, file, section_default)
         except DocumentError as error:
             problems.extend(error.problems)
     if problems:
@@ -104,12 +114,12 @@ def _load_chain(path: FsPath, chain: list[FsPath], origin: str | None) -> tuple[
     mark = source.values.get(("extends",))
     if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
         raise SpecError([_problem("E103", "must be a file path or a list of file paths", mark, ("extends",))])
+    item_paths = [("extends",)] if isinstance(parents, str) else [("extends", i) for i in range(len(names))]
+    item_marks = [source.values.get(item_path, mark) for item_path in item_paths]
     source.drop(("extends",))
     merged, merged_source = {}, SourceMap()
     here = [*chain, path.resolve()]
-    for index, name in enumerate(names):
-        item_path = ("extends",) if isinstance(parents, str) else ("extends", index)
-        item_mark = mark if isinstance(parents, str) else _mark_of(source, item_path, mark)
+    for name, item_path, item_mark in zip(names, item_paths, item_marks, strict=True):
         parent = (path.parent / name).resolve()
         if parent in here:
             cycle = " -> ".join(display(p) for p in [*here[here.index(parent) :], parent])
@@ -130,10 +140,6 @@ def _load_chain(path: FsPath, chain: list[FsPath], origin: str | None) -> tuple[
         deep_merge(merged, merged_source, parent_data, parent_source)
     deep_merge(merged, merged_source, data, source)
     return merged, merged_source
-
-
-def _mark_of(source: SourceMap, path: Path, default: Mark | None) -> Mark | None:
-    return source.values.get(path, default)
 
 
 def _problem(code: str, message: str, mark: Mark | None, path: Path, hint: str | None = None) -> Problem:
@@ -171,7 +177,9 @@ def _subtree(source: SourceMap, prefix: Path) -> SourceMap:
     return out
 
 
-def apply_override(data: dict, source: SourceMap, text: str, file: str) -> None:
+def apply_override(
+    data: dict, source: SourceMap, text: str, file: str, section_default: SectionDefault | None = None
+) -> None:
     """`--set a.b.0=value`: the value is YAML (`--set model.hidden_sizes=[64,32]`); maps are created as needed."""
     origin = f"--set {text}"
     key, sep, value_text = text.partition("=")
@@ -189,10 +197,10 @@ def apply_override(data: dict, source: SourceMap, text: str, file: str) -> None:
         step = _step(target, part, path, file, origin)
         path += (step,)
         if last:
-            _assign(target, step, value)
+            target[step] = value
         else:
             if isinstance(target, dict) and step not in target:
-                target[step] = {}
+                target[step] = (section_default(path, data) if section_default else None) or {}
             target = target[step]
             if not isinstance(target, dict | list):
                 raise DocumentError(
@@ -229,7 +237,3 @@ def _step(target, part: str, path: Path, file: str, origin: str):
             )
         return int(part)
     return part
-
-
-def _assign(target, step, value) -> None:
-    target[step] = value

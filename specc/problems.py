@@ -9,16 +9,15 @@ kept by hand.
 from __future__ import annotations
 
 import difflib
-import types
-import typing
-from typing import Any, Literal, Union
+from typing import Any
 
 from pydantic import BaseModel
 
 from specc.document import Path, SourceMap, dotted
 from specc.errors import Problem
 from specc.spec.base import PATTERN_MEANINGS
-from specc.spec.space import DISTRIBUTION_NAMES, Distribution
+from specc.spec.space import DISTRIBUTION_NAMES
+from specc.spec.walk import allowed_keys, choices, field_description, is_distribution, tags
 
 WRONG_TYPE = {
     "int_type": "an integer",
@@ -87,14 +86,14 @@ def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) 
     elif kind == "missing":
         code = "E102"
         message = f"missing required key '{path[-1]}'"
-        hint = _field_description(root, loc)
+        hint = field_description(root, loc)
         return _located(code, message, path, source, hint, anchor=path[:-1], at_key=True)
     elif kind == "union_tag_not_found":
         return _tag_not_found(loc, path, value, source, root)
     elif kind == "union_tag_invalid":
         code = "E105"
         expected = _split_expected(ctx.get("expected_tags", ""))
-        if _is_distribution(root, loc):
+        if is_distribution(root, loc):
             tag = ctx.get("tag")
             message = f"unknown distribution '{tag}'"
             hint = did_you_mean(str(tag), DISTRIBUTION_NAMES) or "one of: " + ", ".join(DISTRIBUTION_NAMES)
@@ -104,7 +103,7 @@ def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) 
         path = (*path, "type")
     elif kind in ("literal_error", "enum"):
         code = "E104"
-        expected = _choices(root, loc) or _split_expected(ctx.get("expected", ""))
+        expected = choices(root, loc) or _split_expected(ctx.get("expected", ""))
         message = f"{_show(value)} is not one of: {', '.join(str(e) for e in expected)}"
         hint = did_you_mean(str(value), [str(e) for e in expected])
     elif kind in WRONG_TYPE:
@@ -142,13 +141,13 @@ def _located(code, message, path, source, hint, *, anchor=None, at_key=False, ke
 
 
 def _tag_not_found(loc, path, value, source, root) -> Problem:
-    if _is_distribution(root, loc):
+    if is_distribution(root, loc):
         if isinstance(value, dict) and len(value) > 1:
             message = f"a search-space entry has exactly one key, got {len(value)}: {', '.join(map(str, value))}"
         else:
             message = f"expected a one-key mapping such as {{uniform: [lo, hi]}}, got {_describe(value)}"
         return _located("E110", message, path, source, "distributions: " + ", ".join(DISTRIBUTION_NAMES))
-    types_ = _tags(root, loc)
+    types_ = tags(root, loc)
     message = "missing required key 'type'"
     hint = "one of: " + ", ".join(types_) if types_ else None
     return _located("E102", message, (*path, "type"), source, hint, anchor=path, at_key=True)
@@ -177,87 +176,6 @@ def _is_label(part, node: dict) -> bool:
     if not isinstance(part, str):
         return False
     return part == node.get("type") or part in DISTRIBUTION_NAMES or "[" in part or part in ("str", "int")
-
-
-# -- walking the models for hints ---------------------------------------------------------------
-def spec_type_at(root: Any, loc: tuple) -> Any:
-    """The annotation at a pydantic loc (tags pick union members), or None when it cannot be followed."""
-    current = root
-    for part in loc:
-        current = _step(current, part)
-        if current is None:
-            return None
-    return current
-
-
-def _members(annotation) -> list:
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _members(typing.get_args(annotation)[0])
-    if origin in (Union, types.UnionType):
-        out = []
-        for arg in typing.get_args(annotation):
-            out.extend(_members(arg))
-        return out
-    return [annotation]
-
-
-def _step(annotation, part):
-    for member in _members(annotation):
-        if isinstance(member, type) and issubclass(member, BaseModel):
-            if part in member.model_fields:
-                return member.model_fields[part].annotation
-            continue
-        origin = typing.get_origin(member)
-        args = typing.get_args(member)
-        if origin is list and isinstance(part, int):
-            return args[0]
-        if origin is dict and isinstance(part, str):
-            return args[1]
-    # a union tag: pick the member whose `type` (or distribution key) is `part`
-    for member in _members(annotation):
-        if isinstance(member, type) and issubclass(member, BaseModel) and _tag_of(member) == part:
-            return member
-    return None
-
-
-def _tag_of(model: type[BaseModel]) -> str | None:
-    if issubclass(model, Distribution):
-        return model.kind
-    field = model.model_fields.get("type")
-    if field and typing.get_origin(field.annotation) is Literal:
-        return typing.get_args(field.annotation)[0]
-    return None
-
-
-def allowed_keys(root, loc: tuple) -> list[str]:
-    for member in _members(spec_type_at(root, loc)):
-        if isinstance(member, type) and issubclass(member, BaseModel):
-            return list(member.model_fields)
-    return []
-
-
-def _tags(root, loc: tuple) -> list[str]:
-    return [t for t in (_tag_of(m) for m in _members(spec_type_at(root, loc)) if isinstance(m, type)) if t]
-
-
-def _is_distribution(root, loc: tuple) -> bool:
-    members = _members(spec_type_at(root, loc))
-    return any(isinstance(m, type) and issubclass(m, Distribution) for m in members)
-
-
-def _choices(root, loc: tuple) -> list:
-    for member in _members(spec_type_at(root, loc)):
-        if typing.get_origin(member) is Literal:
-            return list(typing.get_args(member))
-    return []
-
-
-def _field_description(root, loc: tuple) -> str | None:
-    parent = [m for m in _members(spec_type_at(root, loc[:-1])) if isinstance(m, type) and issubclass(m, BaseModel)]
-    if parent and loc[-1] in parent[0].model_fields:
-        return parent[0].model_fields[loc[-1]].description
-    return None
 
 
 # -- wording ------------------------------------------------------------------------------------

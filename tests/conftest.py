@@ -1,0 +1,37 @@
+"""Shared fixtures: a minimal valid spec and a helper that writes spec text to a temp file."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MINIMAL = """\
+specc: 1
+name: tiny
+framework: torch
+model: {type: mlp, hidden_sizes: [16]}
+dataset: {type: digits}
+training: {epochs: 2}
+"""
+
+
+@pytest.fixture
+def write_spec(tmp_path):
+    """write_spec(text, name="spec.yaml") -> Path; text is dedented."""
+
+    def write(text: str, name: str = "spec.yaml") -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        return path
+
+    return write
+
+
+def located(problems) -> list[tuple]:
+    """(code, line, column, path) of each problem: what the tests pin down."""
+    return [(p.code, p.line, p.column, p.path) for p in problems]

@@ -1,0 +1,155 @@
+"""The loader: positions, YAML edge cases, extends (deep merge, cycles, origins) and --set."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from specc import api
+from specc.document import MAX_DEPTH, parse_text
+from specc.errors import SpecError
+from specc.loader import load_raw
+from tests.conftest import MINIMAL, located
+
+
+def test_every_key_and_value_has_a_position():
+    data, source = parse_text("a:\n  b: [1, 2]\n  c: {d: x}\n", "f.yaml")
+    assert data == {"a": {"b": [1, 2], "c": {"d": "x"}}}
+    assert (source.keys[("a", "b")].line, source.keys[("a", "b")].column) == (2, 3)
+    assert (source.values[("a", "b", 1)].line, source.values[("a", "b", 1)].column) == (2, 10)
+    assert (source.values[("a", "c", "d")].line, source.values[("a", "c", "d")].column) == (3, 10)
+
+
+def test_scalars_follow_yaml_and_exponent_floats_are_numbers():
+    data, _ = parse_text("a: 1e-4\nb: 1.0e-4\nc: '1e-4'\nd: 2024-01-01\ne: ~\nf: yes\ng: 0x10\n", "f")
+    assert data == {"a": 1e-4, "b": 1e-4, "c": "1e-4", "d": "2024-01-01", "e": None, "f": True, "g": 16}
+
+
+def test_anchors_aliases_and_merge_keys_keep_positions():
+    text = "a: &x {p: 1, q: [1, 2]}\nb: *x\nc:\n  <<: [*x, {r: 5}]\n  p: 9\n"
+    data, source = parse_text(text, "f")
+    assert data["b"] == {"p": 1, "q": [1, 2]}
+    assert data["c"] == {"p": 9, "q": [1, 2], "r": 5}
+    assert source.values[("c", "r")].line == 4
+    assert source.values[("c", "p")].line == 5  # the explicit key wins over the merged one
+
+
+def test_alias_bomb_is_refused_fast(write_spec):
+    lines = ["a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    for i in range(1, 9):
+        prev, name = chr(96 + i), chr(97 + i)
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    path = write_spec("\n".join(lines) + "\n")
+    start = time.perf_counter()
+    report = api.check_file(path)
+    assert time.perf_counter() - start < 1.0
+    assert [p.code for p in report.problems] == ["E009"]
+
+
+def test_deep_nesting_is_refused_without_crashing(write_spec):
+    path = write_spec("a: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    report = api.check_file(path)
+    assert [p.code for p in report.problems] == ["E010"]
+    assert f"{MAX_DEPTH} levels" in report.problems[0].message
+
+
+def test_extends_deep_merges_maps_and_replaces_lists(write_spec):
+    write_spec(MINIMAL + "scaling: {num_workers: 2, use_gpu: false}\n", "base/base.yaml")
+    child = write_spec(
+        """\
+        extends: base/base.yaml
+        name: child
+        model: {hidden_sizes: [8, 4]}
+        scaling: {num_workers: 3}
+        """,
+        "child.yaml",
+    )
+    experiment = api.load(child)
+    assert experiment.name == "child"
+    assert experiment.model.hidden_sizes == [8, 4]  # lists are replaced, not appended
+    assert experiment.scaling.num_workers == 3
+    assert experiment.dataset.type == "digits"  # inherited
+    assert experiment.extends is None
+
+
+def test_extends_list_applies_parents_in_order(write_spec):
+    write_spec(MINIMAL, "a.yaml")
+    write_spec("training: {epochs: 7}\nmodel: {dropout: 0.5}\n", "b.yaml")
+    child = write_spec("extends: [a.yaml, b.yaml]\ntraining: {seed: 3}\n", "c.yaml")
+    experiment = api.load(child)
+    assert (experiment.training.epochs, experiment.training.seed, experiment.model.dropout) == (7, 3, 0.5)
+
+
+def test_extends_changing_a_type_replaces_the_section(write_spec):
+    write_spec(MINIMAL.replace("{type: mlp, hidden_sizes: [16]}", "{type: mlp, batch_norm: true}"), "base.yaml")
+    child = write_spec("extends: base.yaml\nmodel: {type: cnn, channels: [4]}\n", "child.yaml")
+    experiment = api.load(child)
+    assert experiment.model.type == "cnn"  # batch_norm (mlp only) did not leak into the cnn
+
+
+def test_problem_from_a_parent_names_the_parent_and_the_child(write_spec):
+    parent = write_spec(MINIMAL.replace("training: {epochs: 2}", "training: {epochs: -2}"), "base.yaml")
+    child = write_spec("extends: base.yaml\nname: child\n", "child.yaml")
+    report = api.check_file(child)
+    assert located(report.problems) == [("E106", 6, 20, "training.epochs")]
+    problem = report.problems[0]
+    assert problem.file.endswith(parent.name)
+    assert problem.origin == f"extended by {report.file}"
+
+
+def test_extends_cycle_names_the_chain(write_spec, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_spec("extends: b.yaml\n" + MINIMAL, "a.yaml")
+    write_spec("extends: a.yaml\n", "b.yaml")
+    report = api.check_file(write_spec("extends: a.yaml\n", "start.yaml"))
+    assert [p.code for p in report.problems] == ["E021"]
+    assert "a.yaml -> b.yaml -> a.yaml" in report.problems[0].message
+
+
+def test_extends_missing_file_points_at_the_name(write_spec):
+    report = api.check_file(write_spec("name: x\nextends: [nope.yaml]\n"))
+    assert located(report.problems) == [("E020", 2, 11, "extends.0")]
+
+
+def test_set_overrides_are_yaml_typed(write_spec):
+    path = write_spec(MINIMAL)
+    experiment = api.load(
+        path,
+        [
+            "training.epochs=5",
+            "model.hidden_sizes=[64, 32]",
+            "model.hidden_sizes.1=8",
+            "training.optimizer.lr=1e-3",
+            "description=from cli",
+        ],
+    )
+    assert experiment.training.epochs == 5
+    assert experiment.model.hidden_sizes == [64, 8]
+    assert experiment.training.optimizer.lr == 1e-3
+    assert experiment.description == "from cli"
+
+
+def test_set_creates_missing_sections(write_spec):
+    experiment = api.load(write_spec(MINIMAL), ["scaling.num_workers=0"])
+    assert experiment.scaling.num_workers == 0
+
+
+def test_problem_from_set_says_so(write_spec):
+    report = api.check_file(write_spec(MINIMAL), ["model.dropout=2"])
+    assert [(p.code, p.line, p.path) for p in report.problems] == [("E106", None, "model.dropout")]
+    assert report.problems[0].origin == "--set model.dropout=2"
+    assert "(--set model.dropout=2)" in str(report.problems[0])
+
+
+@pytest.mark.parametrize("override", ["no-equals", "=3", "a..b=1", "model.hidden_sizes.5=3"])
+def test_malformed_set_is_a_problem(write_spec, override):
+    with pytest.raises(SpecError) as caught:
+        load_raw(write_spec(MINIMAL), [override])
+    assert [p.code for p in caught.value.problems] == ["E022"]
+
+
+def test_bom_is_accepted(tmp_path):
+    path = tmp_path / "bom.yaml"
+    path.write_bytes(b"\xef\xbb\xbf" + MINIMAL.encode())
+    assert api.check_file(path).problems == []
