@@ -6,7 +6,6 @@ Nothing here imports ray, torch or tensorflow.
 from __future__ import annotations
 
 import glob
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +21,6 @@ from specc.spec.walk import section_default
 
 SPEC_SUFFIXES = (".yaml", ".yml")
 SKIPPED_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache"}
-SCHEMA_ID = "urn:specc:schema:experiment:1"
 
 
 @dataclass
@@ -128,17 +126,15 @@ def show(experiment: Experiment) -> str:
 
 def schema() -> dict:
     """The JSON Schema of format 1, generated from the models."""
-    generated = Experiment.model_json_schema()
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": SCHEMA_ID,
-        "title": "specc experiment spec, format 1",
-        **{key: value for key, value in generated.items() if key != "title"},
-    }
+    from specc.schema import schema as generate
+
+    return generate()
 
 
 def schema_text() -> str:
-    return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
+    from specc.schema import schema_text as generate
+
+    return generate()
 
 
 def write_schema(directory: str | os.PathLike = "schemas") -> Path:
