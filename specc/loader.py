@@ -2,8 +2,9 @@
 
 `extends` (SPEC §3): paths relative to the extending file; parents are merged in order, then the file
 itself on top. Maps merge key by key; everything else (lists included) is replaced by the later file.
-One refinement users expect: a map whose `type` changes (a `cnn` model over an `mlp` parent) replaces the
-parent's map instead of inheriting fields that belong to another type. A value that came from a parent
+Two refinements users expect: a map whose `type` changes (a `cnn` model over an `mlp` parent) replaces the
+parent's map instead of inheriting fields that belong to another type, and a search-space entry with another
+distribution replaces the parent's entry. A value that came from a parent
 keeps the parent's file:line:col and is marked "extended by <child>".
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path as FsPath
 
 from specc.document import DocumentError, Mark, Path, SourceMap, decode, dotted, parse_text
 from specc.errors import Problem, SpecError
+from specc.spec.space import DISTRIBUTION_NAMES
 
 
 @dataclass
@@ -153,11 +155,7 @@ def deep_merge(base: dict, base_source: SourceMap, over: dict, over_source: Sour
     for key, value in over.items():
         path = (*prefix, key)
         old = base.get(key)
-        if (
-            isinstance(old, dict)
-            and isinstance(value, dict)
-            and old.get("type", value.get("type")) == value.get("type", old.get("type"))
-        ):
+        if isinstance(old, dict) and isinstance(value, dict) and _same_kind(old, value):
             if path in over_source.keys:
                 base_source.keys[path] = over_source.keys[path]
             deep_merge(old, base_source, value, over_source, path)
@@ -165,6 +163,15 @@ def deep_merge(base: dict, base_source: SourceMap, over: dict, over_source: Sour
         base[key] = value
         base_source.drop(path)
         base_source.update(_subtree(over_source, path), path)
+
+
+def _same_kind(old: dict, new: dict) -> bool:
+    """Whether `new` refines `old` (merge) rather than replaces it: not when its `type` differs, nor when
+    both are search-space entries with different distributions ({uniform: ...} over {loguniform: ...})."""
+    if "type" in old and "type" in new:
+        return old["type"] == new["type"]
+    distributions = [m.keys() for m in (old, new) if len(m) == 1 and next(iter(m)) in DISTRIBUTION_NAMES]
+    return len(distributions) < 2 or distributions[0] == distributions[1]
 
 
 def _subtree(source: SourceMap, prefix: Path) -> SourceMap:

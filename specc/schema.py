@@ -54,4 +54,3 @@ def _relaxed(node):
             value = value.replace("#/$defs/", "#/$defs/Partial")
         out["anyOf" if key == "oneOf" and "discriminator" in node else key] = _relaxed(value)
     return out
-

@@ -100,8 +100,12 @@ def test_bad_flag_is_exit_2():
 
 def test_no_traceback_for_user_errors(write_spec, tmp_path):
     (tmp_path / "binary.yaml").write_bytes(b"\x00\xff\xfe garbage")
-    for args in (["validate", str(tmp_path / "binary.yaml")], ["show", str(write_spec(BAD))],
-                 ["show", str(tmp_path / "missing.yaml")], ["validate", str(write_spec("- a\n- b\n", "list.yaml"))]):
+    for args in (
+        ["validate", str(tmp_path / "binary.yaml")],
+        ["show", str(write_spec(BAD))],
+        ["show", str(tmp_path / "missing.yaml")],
+        ["validate", str(write_spec("- a\n- b\n", "list.yaml"))],
+    ):
         result = run_cli(*args)
         assert result.returncode in (1, 2), args
         assert "Traceback" not in result.stderr + result.stdout, args

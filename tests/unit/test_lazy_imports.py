@@ -21,11 +21,14 @@ print("HEAVY:", ",".join(heavy))
 
 @pytest.mark.parametrize("command", [["validate"], ["show"], ["schema", "-o", "-"], ["validate", "--format", "sarif"]])
 def test_commands_import_nothing_heavy(write_spec, command):
-    spec = write_spec(MINIMAL + "tune: {metric: val_accuracy, mode: max, space: {training.optimizer.lr: "
-                      "{loguniform: [1.0e-4, 0.1]}}}\n")
+    spec = write_spec(
+        MINIMAL + "tune: {metric: val_accuracy, mode: max, space: {training.optimizer.lr: "
+        "{loguniform: [1.0e-4, 0.1]}}}\n"
+    )
     args = command if command[0] == "schema" else [*command, str(spec)]
-    result = subprocess.run([sys.executable, "-c", PROBE.format(args=args, heavy=HEAVY)],
-                            capture_output=True, text=True, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE.format(args=args, heavy=HEAVY)], capture_output=True, text=True, cwd=ROOT
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "HEAVY: ", result.stdout
 

@@ -88,6 +88,15 @@ def test_extends_changing_a_type_replaces_the_section(write_spec):
     assert experiment.model.type == "cnn"  # batch_norm (mlp only) did not leak into the cnn
 
 
+def test_extends_replaces_a_search_entry_with_another_distribution(write_spec):
+    tune = "tune: {metric: val_accuracy, mode: max, space: {training.optimizer.lr: {uniform: [0.01, 0.1]}}}\n"
+    write_spec(MINIMAL + tune, "base.yaml")
+    child = write_spec(
+        "extends: base.yaml\ntune: {space: {training.optimizer.lr: {loguniform: [1.0e-4, 0.1]}}}\n", "child.yaml"
+    )
+    assert api.load(child).tune.space["training.optimizer.lr"].kind == "loguniform"
+
+
 def test_problem_from_a_parent_names_the_parent_and_the_child(write_spec):
     parent = write_spec(MINIMAL.replace("training: {epochs: 2}", "training: {epochs: -2}"), "base.yaml")
     child = write_spec("extends: base.yaml\nname: child\n", "child.yaml")
