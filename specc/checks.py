@@ -37,6 +37,8 @@ METRIC_TASK = {
     "mse": "regression",
     "mae": "regression",
 }
+# keras.applications refuse inputs smaller than this (32 unless listed).
+KERAS_MIN_SIDE = {"InceptionV3": 75, "InceptionResNetV2": 75, "Xception": 71}
 LOWER_IS_BETTER = re.compile(r"(loss|mse|mae|error)$")
 HIGHER_IS_BETTER = re.compile(r"accuracy$")
 
@@ -114,9 +116,10 @@ def metrics_reported(e: Experiment, at: Locator) -> Iterator[Problem]:
     reported = e.reported_metrics()
     for name, path in metric_uses(e):
         if name not in reported:
-            hint = did_you_mean(name, reported)
-            if not hint and name.startswith("val_") and name[4:] in ("accuracy", "top5_accuracy", "mse", "mae"):
+            if name.startswith("val_") and name[4:] in METRIC_TASK:
                 hint = f"add {name[4:]} to training.metrics"
+            else:
+                hint = did_you_mean(name, reported)
             yield at("E201", f"'{name}' is not reported; this spec reports: {', '.join(reported)}", path, hint)
 
 
@@ -213,6 +216,15 @@ def model_takes_data(e: Experiment, at: Locator) -> Iterator[Problem]:
                     f"use at most {block} conv blocks",
                 )
                 break
+    if model.type == "keras_application" and shape and min(shape[1:]) < KERAS_MIN_SIDE.get(model.name, 32):
+        need = KERAS_MIN_SIDE.get(model.name, 32)
+        yield at(
+            "E210",
+            f"keras.applications.{model.name} needs images of at least {need}x{need}; "
+            f"{dataset.type} gives {shape[1]}x{shape[2]}",
+            ("model", "name"),
+            "use model type cnn or mlp for small images",
+        )
     if model.type == "torchvision" and shape and model.in_channels and model.in_channels != shape[0]:
         yield at(
             "E210",
@@ -335,6 +347,8 @@ def _path_problem(resolved: dict, parts: list[str]) -> tuple[str, str | None] | 
             if not part.isdigit() or int(part) >= len(node):
                 return f"{part} is not an index of {here}, a list of {len(node)} item(s)", None
             node = node[int(part)]
+        elif node is None:
+            return f"{here} is not set (null), so it has no '{part}'", f"give {here} a value in the spec first"
         else:
             return f"{here} is a value, not a section: '{part}' cannot be inside it", None
     return None

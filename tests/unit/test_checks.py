@@ -1,0 +1,248 @@
+"""Rules across fields (SPEC §5, §7): each rule fires where it should and stays quiet where it should not."""
+
+from __future__ import annotations
+
+import pytest
+
+from specc import api
+from specc.spec import Experiment
+from tests.conftest import MINIMAL
+
+TUNE = "tune:\n  metric: val_accuracy\n  mode: max\n  space:\n"
+
+
+def codes(write_spec, text: str, overrides=()) -> list[tuple[str, str]]:
+    report = api.check_file(write_spec(text), overrides)
+    return [(p.code, p.path) for p in report.problems]
+
+
+def with_space(*entries: str, extra: str = "") -> str:
+    return MINIMAL + TUNE + "".join(f"    {entry}\n" for entry in entries) + extra
+
+
+def test_reported_metrics_follow_training_metrics():
+    experiment = Experiment.model_validate(
+        {
+            "specc": 1,
+            "name": "x",
+            "framework": "torch",
+            "model": {"type": "mlp"},
+            "dataset": {"type": "digits"},
+            "training": {"metrics": ["accuracy", "top5_accuracy"]},
+        }
+    )
+    assert experiment.reported_metrics() == ["epoch", "train_loss", "val_loss", "val_accuracy", "val_top5_accuracy"]
+
+
+def test_unknown_metric_lists_reported_names(write_spec):
+    report = api.check_file(write_spec(MINIMAL + "tune: {metric: val_acc, mode: max}\n"))
+    (problem,) = report.problems
+    assert (problem.code, problem.path) == ("E201", "tune.metric")
+    assert "epoch, train_loss, val_loss, val_accuracy" in problem.message
+    assert problem.hint == "did you mean 'val_accuracy'?"
+
+
+def test_metric_not_in_training_metrics_hints_to_add_it(write_spec):
+    report = api.check_file(write_spec(MINIMAL + "tune: {metric: val_top5_accuracy, mode: max}\n"))
+    assert report.problems[0].hint == "add top5_accuracy to training.metrics"
+
+
+def test_stop_and_plateau_and_checkpoint_metrics_are_checked(write_spec):
+    spec = MINIMAL + (
+        "tune: {metric: val_loss, mode: min}\n"
+        "stop: {when: ['val_los <= 0.1', 'val_accuracy >= 0.9'], plateau: {metric: train_los}}\n"
+        "run: {checkpoint_score: {metric: nope, mode: min}}\n"
+    )
+    assert codes(write_spec, spec) == [
+        ("E201", "stop.when.0"),
+        ("E201", "stop.plateau.metric"),
+        ("E201", "run.checkpoint_score.metric"),
+    ]
+
+
+@pytest.mark.parametrize("section", ["scheduler: {type: asha}", "stop: {max_trial_time_s: 60}"])
+def test_scheduler_or_stop_without_tune(write_spec, section):
+    name = section.split(":")[0]
+    assert codes(write_spec, MINIMAL + section + "\n") == [("E205", name)]
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ("training.optimizer.lr: {loguniform: [1.0e-4, 0.1]}", []),
+        ("model.hidden_sizes: {choice: [[8], [16, 8]]}", []),
+        ("model.hidden_sizes.0: {qrandint: [8, 64, 8]}", []),
+        ("model.dropout: {uniform: [0.0, 1.0]}", []),  # 1.0 is excluded, as in Ray
+        ("dataset.batch_size: {lograndint: [8, 256]}", []),
+        ("model.activation: {grid: [relu, gelu]}", []),
+        (
+            "dataset.batch_size: {choice: [a, 8, b]}",
+            [("E203", "tune.space[dataset.batch_size].choice.0"), ("E203", "tune.space[dataset.batch_size].choice.2")],
+        ),
+        ("dataset.batch_size: {uniform: [8, 64]}", [("E203", "tune.space[dataset.batch_size].uniform")]),
+        ("dataset.batch_size: {randint: [0, 64]}", [("E203", "tune.space[dataset.batch_size].randint")]),
+        ("model.dropout: {quniform: [0.0, 1.0, 0.5]}", [("E203", "tune.space[model.dropout].quniform")]),
+        ("training.optimizer.lr: {randn: [0.01, 0.01]}", [("E203", "tune.space[training.optimizer.lr].randn")]),
+        ("model.activation: {choice: [relu, relux]}", [("E203", "tune.space[model.activation].choice.1")]),
+        ("model.nope: {choice: [1]}", [("E202", "tune.space[model.nope]")]),
+        ("model.hidden_sizes.3: {choice: [1]}", [("E202", "tune.space[model.hidden_sizes.3]")]),
+        ("run.storage_path: {choice: [a]}", [("E202", "tune.space[run.storage_path]")]),
+        ("model.dropout.x: {choice: [1]}", [("E202", "tune.space[model.dropout.x]")]),
+    ],
+)
+def test_space_paths_and_values(write_spec, entry, expected):
+    assert codes(write_spec, with_space(entry)) == expected
+
+
+def test_overlapping_space_paths(write_spec):
+    spec = with_space("model.hidden_sizes: {choice: [[8]]}", "model.hidden_sizes.0: {choice: [4]}")
+    assert codes(write_spec, spec) == [("E202", "tune.space[model.hidden_sizes]")]
+
+
+def test_space_path_into_the_optimizer_defaults(write_spec):
+    # momentum is not written in the spec but the resolved sgd optimizer has it
+    spec = MINIMAL.replace("training: {epochs: 2}", "training: {epochs: 2, optimizer: {type: sgd}}")
+    spec += TUNE + "    training.optimizer.momentum: {uniform: [0.5, 0.99]}\n"
+    assert codes(write_spec, spec) == []
+
+
+def test_space_value_problem_points_at_the_offending_item(write_spec):
+    report = api.check_file(write_spec(with_space("dataset.batch_size: {choice: [8, 16, -4]}")))
+    (problem,) = report.problems
+    assert (problem.line, problem.column) == (11, 42)
+    assert "-4" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("search", "entry", "expected"),
+    [
+        ("optuna", "training.optimizer.lr: {loguniform: [1.0e-4, 0.1]}", []),
+        ("optuna", "training.optimizer.lr: {randn: [0.5, 0.01]}", ["E204"]),
+        ("optuna", "model.activation: {grid: [relu]}", ["E204"]),
+        ("bayesopt", "model.activation: {choice: [relu]}", ["E204"]),
+        ("bayesopt", "model.dropout: {uniform: [0.0, 0.5]}", []),
+        ("hyperopt", "model.dropout: {qrandn: [0.3, 0.01, 0.01]}", []),
+        ("grid", "model.activation: {choice: [relu, tanh]}", ["E204"]),
+        ("grid", "model.activation: {grid: [relu, tanh]}", []),
+    ],
+)
+def test_search_type_and_distribution(write_spec, search, entry, expected):
+    spec = with_space(entry).replace("  space:\n", f"  search: {{type: {search}}}\n  space:\n")
+    assert [code for code, _ in codes(write_spec, spec)] == expected
+
+
+def test_points_to_evaluate_must_fit_the_space(write_spec):
+    spec = with_space("training.optimizer.lr: {loguniform: [1.0e-4, 0.1]}").replace(
+        "  space:\n",
+        "  search: {type: random, points_to_evaluate: [{training.optimizer.lr: -1}, {model.dropout: 0.1}]}\n  space:\n",
+    )
+    assert codes(write_spec, spec) == [
+        ("E212", "tune.search.points_to_evaluate.0[training.optimizer.lr]"),
+        ("E212", "tune.search.points_to_evaluate.1[model.dropout]"),
+    ]
+
+
+PBT = (
+    "scheduler:\n  type: pbt\n  perturbation_interval: {interval}\n"
+    "  mutations: {{training.optimizer.lr: {{loguniform: [1.0e-4, 0.1]}}}}\n"
+)
+
+
+def test_pbt_needs_checkpoints(write_spec):
+    spec = with_space("model.dropout: {uniform: [0.0, 0.5]}") + PBT.format(interval=1)
+    spec = spec.replace("training: {epochs: 2}", "training: {epochs: 10, checkpoint_every: 0}")
+    assert codes(write_spec, spec) == [("E206", "training.checkpoint_every")]
+    spec = spec.replace("checkpoint_every: 0", "checkpoint_every: 2").replace(
+        "perturbation_interval: 1", "perturbation_interval: 3"
+    )
+    assert codes(write_spec, spec) == [("E206", "scheduler.perturbation_interval")]
+
+
+def test_pbt_mutations_are_checked_like_the_space(write_spec):
+    spec = with_space("model.dropout: {uniform: [0.0, 0.5]}").replace("training: {epochs: 2}", "training: {epochs: 10}")
+    spec += PBT.format(interval=2).replace("training.optimizer.lr", "training.optimizer.rate")
+    assert codes(write_spec, spec) == [("E202", "scheduler.mutations[training.optimizer.rate]")]
+
+
+def test_pb2_bounds_must_be_numeric_fields(write_spec):
+    spec = with_space("model.dropout: {uniform: [0.0, 0.5]}").replace("training: {epochs: 2}", "training: {epochs: 10}")
+    spec += "scheduler: {type: pb2, bounds: {model.activation: [0, 1], model.dropout: [0.0, 0.5]}}\n"
+    assert codes(write_spec, spec) == [
+        ("E203", "scheduler.bounds[model.activation].0"),
+        ("E203", "scheduler.bounds[model.activation].1"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("spec_change", "expected"),
+    [
+        (("framework: torch", "framework: tensorflow"), []),
+        (("{type: mlp, hidden_sizes: [16]}", "{type: torchvision, name: resnet18}"), []),
+        (("{type: digits}", "{type: torchvision, name: MNIST}"), []),
+        (("{type: mlp, hidden_sizes: [16]}", "{type: keras_application, name: ResNet50}"), [("E207", "model.type")]),
+        (("{type: mlp, hidden_sizes: [16]}", "{type: cnn, channels: [8, 8, 8]}"), []),
+        (("{type: mlp, hidden_sizes: [16]}", "{type: cnn, channels: [8, 8, 8, 8]}"), [("E210", "model.channels")]),
+        (("{type: digits}", "{type: iris}"), []),
+        (("training: {epochs: 2}", "training: {epochs: 2, loss: mse}"), [("E208", "training.loss")]),
+        (("training: {epochs: 2}", "training: {epochs: 2, metrics: [mae]}"), [("E208", "training.metrics.0")]),
+        (("training: {epochs: 2}", "training: {epochs: 2, loss: bce_with_logits}"), [("E208", "training.loss")]),
+    ],
+)
+def test_framework_task_and_shape_rules(write_spec, spec_change, expected):
+    assert codes(write_spec, MINIMAL.replace(*spec_change)) == expected
+
+
+def test_tensorflow_rules(write_spec):
+    spec = MINIMAL.replace("framework: torch", "framework: tensorflow")
+    assert codes(write_spec, spec.replace("{type: digits}", "{type: torchvision, name: MNIST}")) == [
+        ("E207", "dataset.type")
+    ]
+    assert codes(write_spec, spec + "scaling: {backend: gloo}\n") == [("E207", "scaling.backend")]
+    assert codes(write_spec, spec.replace("{type: mlp, hidden_sizes: [16]}", "{type: torchvision, name: x}")) == [
+        ("E207", "model.type")
+    ]
+
+
+def test_keras_applications_need_images_of_their_minimum_size(write_spec):
+    spec = MINIMAL.replace("framework: torch", "framework: tensorflow")
+    spec = spec.replace("{type: mlp, hidden_sizes: [16]}", "{type: keras_application, name: ResNet50}")
+    assert codes(write_spec, spec) == [("E210", "model.name")]
+
+
+def test_rows_for_a_cnn_and_small_class_counts(write_spec):
+    spec = MINIMAL.replace("{type: digits}", "{type: iris}")
+    assert codes(write_spec, spec.replace("{type: mlp, hidden_sizes: [16]}", "{type: cnn}")) == [("E210", "model.type")]
+    spec = spec.replace("training: {epochs: 2}", "training: {epochs: 2, metrics: [accuracy, top5_accuracy]}")
+    assert codes(write_spec, spec) == [("E208", "training.metrics.1")]
+
+
+def test_regression_defaults_and_rules(write_spec):
+    spec = MINIMAL.replace("{type: digits}", "{type: synthetic_regression}")
+    experiment = api.load(write_spec(spec))
+    assert (experiment.training.loss, experiment.training.metrics) == ("mse", ["mse"])
+    assert experiment.reported_metrics()[-1] == "val_mse"
+    csv = MINIMAL.replace("{type: digits}", "{type: csv, path: rows.csv, label: y}")
+    assert api.load(write_spec(csv.replace("{epochs: 2}", "{epochs: 2, loss: huber}"))).task() == "regression"
+
+
+def test_scaling_rules(write_spec):
+    assert codes(write_spec, MINIMAL + "scaling: {backend: nccl}\n") == [("E211", "scaling.backend")]
+    assert codes(write_spec, MINIMAL + "scaling: {backend: nccl, use_gpu: true}\n") == []
+    assert codes(write_spec, MINIMAL + "scaling: {resources_per_worker: {CPU: 1, GPU: 1}}\n") == [
+        ("E211", "scaling.use_gpu")
+    ]
+
+
+def test_scheduler_budgets(write_spec):
+    base = MINIMAL.replace("{epochs: 2}", "{epochs: 10}") + "tune: {metric: val_loss, mode: min}\n"
+    assert codes(write_spec, base + "scheduler: {type: asha, max_t: 20}\n") == [("E209", "scheduler.max_t")]
+    assert codes(write_spec, base + "scheduler: {type: asha, grace_period: 10}\n") == [
+        ("E209", "scheduler.grace_period")
+    ]
+    assert codes(write_spec, base + "scheduler: {type: asha, grace_period: 2, max_t: 8}\n") == []
+
+
+def test_mode_direction_warning(write_spec):
+    report = api.check_file(write_spec(MINIMAL + "tune: {metric: val_accuracy, mode: min}\n"))
+    assert [(p.code, p.severity) for p in report.problems] == [("W301", "warning")]
+    assert report.ok
