@@ -179,7 +179,10 @@ def test_pb2_bounds_must_be_numeric_fields(write_spec):
         (("framework: torch", "framework: tensorflow"), []),
         (("{type: mlp, hidden_sizes: [16]}", "{type: torchvision, name: resnet18}"), []),
         (("{type: digits}", "{type: torchvision, name: MNIST}"), []),
-        (("{type: mlp, hidden_sizes: [16]}", "{type: keras_application, name: ResNet50}"), [("E207", "model.type")]),
+        (
+            ("{type: mlp, hidden_sizes: [16]}", "{type: keras_application, name: ResNet50}"),
+            [("E207", "model.type"), ("E210", "model.name")],
+        ),
         (("{type: mlp, hidden_sizes: [16]}", "{type: cnn, channels: [8, 8, 8]}"), []),
         (("{type: mlp, hidden_sizes: [16]}", "{type: cnn, channels: [8, 8, 8, 8]}"), [("E210", "model.channels")]),
         (("{type: digits}", "{type: iris}"), []),
