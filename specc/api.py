@@ -13,9 +13,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from specc import checks
+from specc.document import deep_copy, dotted
 from specc.errors import Problem, SpecError, UsageError
 from specc.loader import RawSpec, load_raw
-from specc.problems import from_validation_error
+from specc.problems import data_path, from_validation_error
 from specc.spec import Experiment
 from specc.spec.walk import section_default
 
@@ -55,9 +56,35 @@ def check_file(path: str | os.PathLike, overrides: tuple[str, ...] | list[str] =
         experiment = Experiment.model_validate(raw.data)
     except ValidationError as error:
         problems = from_validation_error(error, raw.data, raw.source, Experiment)
+        problems += _checks_without(raw, {data_path(tuple(e["loc"]), raw.data) for e in error.errors()})
         return FileReport(raw.file, _ordered(problems, raw.file))
     experiment._raw = raw
     return FileReport(raw.file, _ordered(checks.check(experiment, raw.source), raw.file), experiment)
+
+
+def _checks_without(raw: RawSpec, broken: set[tuple]) -> list[Problem]:
+    """The cross-field problems of a spec with schema errors, so that one run reports (nearly) all of them.
+
+    The broken keys are left out (their defaults apply); when the rest validates, the rules run on it and
+    report what does not involve a broken key. When it does not validate, there is nothing sound to check.
+    """
+    data = deep_copy(raw.data)
+    for path in broken:
+        parent = data
+        for part in path[:-1]:
+            parent = parent.get(part) if isinstance(parent, dict) else None
+        if isinstance(parent, dict):
+            parent.pop(path[-1], None)
+    try:
+        experiment = Experiment.model_validate(data)
+    except ValidationError:
+        return []
+    return [p for p in checks.check(experiment, raw.source) if not any(_within(p.path, b) for b in broken)]
+
+
+def _within(path: str, broken: tuple) -> bool:
+    prefix = dotted(broken)
+    return path == prefix or path.startswith(prefix + ".") or prefix.startswith(path + ".")
 
 
 def _section_default(path, data: dict) -> dict | None:

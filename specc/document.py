@@ -396,10 +396,13 @@ def decode(raw: bytes, file: str) -> str:
         raise DocumentError(
             [Problem("E002", f"the file is {len(raw):,} bytes; a spec may be at most {MAX_BYTES:,}", file, 1, 1)]
         )
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]  # a UTF-8 byte-order mark: allowed, and not a column
     try:
-        return raw.decode("utf-8-sig")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as error:
         line = raw.count(b"\n", 0, error.start) + 1
-        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
+        line_start = raw.rfind(b"\n", 0, error.start) + 1
+        column = len(raw[line_start : error.start].decode("utf-8", errors="replace")) + 1  # in characters
         message = f"the file is not UTF-8: byte 0x{raw[error.start]:02x} cannot be decoded"
         raise DocumentError([Problem("E003", message, file, line, column, hint="save the file as UTF-8")]) from None

@@ -72,7 +72,8 @@ def read_mapping(path: FsPath, origin: str | None = None) -> tuple[dict, SourceM
         reason = error.strerror or str(error)
         raise SpecError([Problem("E001", f"cannot read the file: {reason}", file, origin=origin)]) from None
     try:
-        data, source = parse_text(decode(raw, file), file, origin)
+        text = decode(raw, file)
+        data, source = parse_text(text, file, origin) if text.strip() else (None, SourceMap())
     except DocumentError as error:
         raise SpecError(error.problems) from None
     if data is None:

@@ -134,6 +134,9 @@ def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) 
 
 
 def _located(code, message, path, source, hint, *, anchor=None, at_key=False, key_of=None) -> Problem:
+    if anchor == ():  # a key missing at the top level: the start of the file
+        file = source.locate(())
+        return Problem(code, message, file.file if file else None, 1, 1, dotted(path), hint)
     mark = source.locate(key_of or (anchor if anchor is not None else path), key=at_key)
     if mark is None:
         return Problem(code, message, path=dotted(path), hint=hint)
@@ -157,6 +160,8 @@ def data_path(loc: tuple, data: Any) -> Path:
     """pydantic's loc without the union tags and type labels it inserts, i.e. a path into the data."""
     path: list = []
     node = data
+    # a distribution's loc repeats its name: (..., 'uniform' as the union tag, 'uniform' as the field)
+    loc = tuple(p for i, p in enumerate(loc) if not (i and p == loc[i - 1] and p in DISTRIBUTION_NAMES))
     for part in loc:
         if (isinstance(node, dict) and part in node) or (
             isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)

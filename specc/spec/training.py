@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Annotated, Literal, Union
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
 from specc.spec.base import NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, Section, describe
@@ -65,16 +66,18 @@ class StepLR(Section):
     gamma: Decay = describe("Multiplicative factor of each decay.", 0.1)
 
 
+def _increasing(milestones: list[int]) -> list[int]:
+    if any(b <= a for a, b in pairwise(milestones)):
+        raise PydanticCustomError("not_increasing", "milestones must be strictly increasing")
+    return milestones
+
+
 class MultiStepLR(Section):
     type: Literal["multistep"] = describe("Multiply the LR by gamma at each milestone epoch.")
-    milestones: list[PositiveInt] = describe("Epochs at which the LR decays, increasing.", min_length=1)
+    milestones: Annotated[list[PositiveInt], AfterValidator(_increasing)] = describe(
+        "Epochs at which the LR decays, increasing.", min_length=1
+    )
     gamma: Decay = describe("Multiplicative factor of each decay.", 0.1)
-
-    @model_validator(mode="after")
-    def _increasing(self):
-        if any(b <= a for a, b in zip(self.milestones, self.milestones[1:], strict=False)):
-            raise PydanticCustomError("not_increasing", "milestones must be strictly increasing")
-        return self
 
 
 class CosineLR(Section):

@@ -6,6 +6,7 @@ when `--set` creates it. The models are the only source: nothing here is a list 
 
 from __future__ import annotations
 
+import copy
 import types
 import typing
 from typing import Any, Literal, Union
@@ -95,8 +96,8 @@ def field_description(root, loc: tuple) -> str | None:
     return None
 
 
-def section_default(root: type[BaseModel], path: tuple, data: dict) -> dict | None:
-    """The default of the section at `path` as spec data (training.optimizer -> {type: adam}), or None.
+def section_default(root: type[BaseModel], path: tuple, data: dict) -> dict | list | None:
+    """The default of the section or list at `path` as spec data (training.optimizer -> {type: adam}), or None.
 
     Sections already present in `data` pick their union member by their `type`.
     """
@@ -112,6 +113,8 @@ def section_default(root: type[BaseModel], path: tuple, data: dict) -> dict | No
         node = node.get(part) if isinstance(node, dict) else None
         if index == len(path) - 1:
             default = field.default
-            return default.model_dump(exclude_unset=True) if isinstance(default, BaseModel) else None
+            if isinstance(default, BaseModel):
+                return default.model_dump(exclude_unset=True)
+            return copy.deepcopy(default) if isinstance(default, list | dict) else None
         current = type(field.default) if isinstance(field.default, BaseModel) and node is None else field.annotation
     return None

@@ -1,0 +1,49 @@
+"""The project's promises about itself: the README's two commands, CI running the test one, the wheel's contents."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from specc.errors import CODES
+from tests.conftest import ROOT
+
+
+def readme_command(kind: str) -> str:
+    result = subprocess.run([sys.executable, str(ROOT / ".ci" / "readme_command.py"), kind],
+                            capture_output=True, text=True, check=True)
+    return result.stdout.strip()
+
+
+def test_readme_has_exactly_two_setup_commands():
+    text = (ROOT / "README.md").read_text()
+    assert re.findall(r"<!-- (\w+)-command -->", text) == ["main", "test"]
+    for kind in ("main", "test"):
+        command = readme_command(kind)
+        assert command.startswith("python3 -m venv .venv && .venv/bin/pip install"), command
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "readme_command.py test" in ci
+    assert "pytest" in readme_command("test")
+
+
+def test_every_problem_code_is_documented():
+    documented = set(re.findall(r"^\| ([EW]\d{3}) \| ([\w-]+) \|", (ROOT / "docs" / "problems.md").read_text(), re.M))
+    assert documented == {(code, name) for code, (name, _) in CODES.items()}
+
+
+@pytest.mark.slow
+def test_wheel_ships_templates_and_schema(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp_path), str(ROOT)], check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("specc-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "specc/schemas/experiment.schema.json" in names
+    assert any(name.startswith("specc/templates/") for name in names)
+    assert "specc/cli.py" in names and "specc/spec/experiment.py" in names
