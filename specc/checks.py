@@ -6,6 +6,7 @@ the task and shape of a dataset, and the pydantic type of any field a search spa
 
 from __future__ import annotations
 
+import functools
 import re
 import types
 import typing
@@ -255,7 +256,7 @@ def scaling_consistent(e: Experiment, at: Locator) -> Iterator[Problem]:
         yield at(
             "E211",
             "resources_per_worker asks for GPUs, but use_gpu is false",
-            ("scaling", "use_gpu"),
+            ("scaling", "resources_per_worker", "GPU"),
             "set use_gpu: true",
         )
     optimizer = e.training.optimizer
@@ -366,7 +367,7 @@ def _probe(distribution: Distribution, adapter: TypeAdapter, key: str, path: Pat
                 "E203",
                 f"{name} can produce {value!r}, which {key} does not accept: {error}",
                 path,
-                _int_hint(name, value),
+                _int_hint(adapter, value),
             )
             return
 
@@ -378,9 +379,13 @@ def _probe_values(values, adapter, key, path, at, name):
             yield at("E203", f"{name} value {value!r} is not valid for {key}: {error}", (*path, index))
 
 
-def _int_hint(name: str, value) -> str | None:
-    if isinstance(value, float) and name in ("uniform", "loguniform", "quniform", "qloguniform", "randn", "qrandn"):
-        return "for integer fields use randint, qrandint or lograndint"
+def _int_hint(adapter: TypeAdapter, value) -> str | None:
+    """A hint when the field wants integers and the distribution gives floats."""
+    try:
+        adapter.validate_python(value)
+    except ValidationError as error:
+        if error.errors(include_url=False)[0]["type"] in ("int_type", "int_from_float"):
+            return "for integer fields use randint, qrandint or lograndint"
     return None
 
 
@@ -397,7 +402,9 @@ def field_adapter(e: Experiment, parts: list[str]) -> TypeAdapter:
     """A validator for the field at `parts`, built from that field's own annotation and constraints."""
     node: Any = e
     annotation: Any = None
+    route = []  # the models and field names passed through: what the annotation depends on
     for part in parts:
+        route.append((type(node), part if isinstance(node, BaseModel) else None))
         if isinstance(node, BaseModel):
             field = type(node).model_fields[part]
             annotation = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
@@ -408,8 +415,21 @@ def field_adapter(e: Experiment, parts: list[str]) -> TypeAdapter:
         elif isinstance(node, dict):
             annotation = typing.get_args(_strip(annotation))[1]
             node = node[part]
+    return _adapter(tuple(route), annotation)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_adapter(route: tuple, annotation) -> TypeAdapter:
     config = None if isinstance(annotation, type) and issubclass(annotation, BaseModel) else ConfigDict(strict=True)
     return TypeAdapter(annotation, config=config)
+
+
+def _adapter(route: tuple, annotation) -> TypeAdapter:
+    """Building a TypeAdapter costs ~1 ms; the same route through the models always gives the same one."""
+    try:
+        return _cached_adapter(route, annotation)
+    except TypeError:  # an unhashable annotation
+        return _cached_adapter.__wrapped__(route, annotation)
 
 
 def _strip(annotation):

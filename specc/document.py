@@ -335,9 +335,11 @@ def resolve_scalar(event):
         return event.value
     if tag == _MERGE:
         return event.value
-    node = yaml.ScalarNode(tag, event.value)
+    construct = _constructor.yaml_constructors.get(tag)
+    if construct is None:  # e.g. YAML 1.1's `=` (!!value): plain text here
+        return event.value
     try:
-        return _constructor.yaml_constructors[tag](_constructor, node)
+        return construct(_constructor, yaml.ScalarNode(tag, event.value))
     except (ValueError, yaml.YAMLError):
         return event.value
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from specc.document import Path, SourceMap, dotted
 from specc.errors import Problem
 from specc.spec.base import PATTERN_MEANINGS
-from specc.spec.space import DISTRIBUTION_NAMES
+from specc.spec.space import DISTRIBUTION_NAMES, DISTRIBUTIONS
 from specc.spec.walk import allowed_keys, choices, field_description, is_distribution, tags
 
 WRONG_TYPE = {
@@ -43,6 +43,12 @@ CUSTOM = {
     "bad_address": "E107",
     "length_mismatch": "E109",
     "not_increasing": "E100",
+}
+# uniform -> "[lo, hi)": the shape each distribution takes, from its field's description
+DISTRIBUTION_SHAPES = {
+    cls.kind: cls.model_fields[cls.kind].description.split(":")[0]
+    for cls in DISTRIBUTIONS
+    if cls.model_fields[cls.kind].description.startswith("[")
 }
 # Keys users reach for that live elsewhere in the spec.
 MOVED_KEYS = {
@@ -97,7 +103,7 @@ def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) 
             tag = ctx.get("tag")
             message = f"unknown distribution '{tag}'"
             hint = did_you_mean(str(tag), DISTRIBUTION_NAMES) or "one of: " + ", ".join(DISTRIBUTION_NAMES)
-            return _located(code, message, path, source, hint, at_key=True, key_of=(*path, tag))
+            return _located(code, message, (*path, tag), source, hint, at_key=True)
         message = f"unknown type '{ctx.get('tag')}'; expected one of: {', '.join(expected)}"
         hint = did_you_mean(str(ctx.get("tag")), expected)
         path = (*path, "type")
@@ -118,6 +124,11 @@ def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) 
         code = "E107"
         pattern = ctx.get("pattern", "")
         message = f"{_show(value)} is not {PATTERN_MEANINGS.get(pattern, 'of the form ' + pattern)}"
+    elif kind in ("too_short", "too_long") and is_distribution(root, loc[:-2]):
+        code = "E110"
+        shape = DISTRIBUTION_SHAPES.get(loc[-1])
+        got = f"{len(value)} value{'s' * (len(value) != 1)}" if isinstance(value, list) else _describe(value)
+        message = f"{loc[-1]} takes {shape}, got {got}" if shape else "needs at least one value"
     elif kind in ("too_short", "too_long"):
         code = "E109"
         message = _length_message(kind, ctx, value)

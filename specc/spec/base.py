@@ -11,7 +11,7 @@ class Section(BaseModel):
     """A mapping in the spec. Unknown keys are errors; types are strict (a quoted "5" is not a number),
     except that an integer is accepted where a float belongs."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"

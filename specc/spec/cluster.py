@@ -19,8 +19,8 @@ def _check_address(address: str) -> str:
     if not match or (match["port"] and not 0 < int(match["port"]) < 65536):
         raise PydanticCustomError(
             "bad_address",
-            "{address!r} is not a Ray address: use auto, host:port or ray://host:port",
-            {"address": address},
+            "{address} is not a Ray address: use auto, host:port or ray://host:port",
+            {"address": repr(address)},
         )
     return address
 
@@ -60,7 +60,7 @@ class Cluster(Section):
     address: Annotated[str, AfterValidator(_check_address)] | None = describe(
         "null: start a local Ray; auto: the cluster this machine belongs to; host:port; ray://host:port.", None
     )
-    runtime_env: RuntimeEnv = describe("Ray runtime environment for the job's workers.", RuntimeEnv())
+    runtime_env: RuntimeEnv = describe("Ray runtime environment for the job's workers.", RuntimeEnv.model_construct())
     working_dir: NonEmptyStr | None = describe(
         "Directory shipped to every node as the job's working_dir; default: the spec's directory.", None
     )

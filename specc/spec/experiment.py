@@ -46,12 +46,12 @@ class Experiment(Section):
     model: Model = describe("The network, by type.")
     dataset: Dataset = describe("The data, by type.")
     training: Training = describe("Epochs, loss, optimizer, schedule, metrics.")
-    scaling: Scaling = describe("Ray Train workers per trial.", Scaling())
+    scaling: Scaling = describe("Ray Train workers per trial.", Scaling.model_construct())
     tune: Tune | None = describe("Hyperparameter search; absent: a single training run.", None)
     scheduler: Scheduler | None = describe("Trial scheduler (needs tune); default fifo.", None)
     stop: Stop | None = describe("Early-stopping rules (needs tune).", None)
-    run: Run = describe("Storage, checkpoints, retries, callbacks.", Run())
-    cluster: Cluster = describe("Ray address and runtime environment.", Cluster())
+    run: Run = describe("Storage, checkpoints, retries, callbacks.", Run.model_construct())
+    cluster: Cluster = describe("Ray address and runtime environment.", Cluster.model_construct())
     _raw: Any = PrivateAttr(None)  # the RawSpec it was read from (file, source map), when loaded from a file
 
     @model_validator(mode="after")

@@ -75,7 +75,7 @@ class Tune(Section):
     mode: Literal["min", "max"] = describe("min or max: which direction of the metric is better.")
     num_samples: PositiveInt = describe("Samples drawn; each grid entry multiplies the trial count.", 1)
     max_concurrent_trials: PositiveInt | None = describe("Trials run at once; default: as many as fit.", None)
-    search: Search = describe("The search algorithm, by type.", RandomSearch(type="random"))
+    search: Search = describe("The search algorithm, by type.", RandomSearch.model_construct(type="random"))
     space: dict[SpacePath, AnyDistribution] = describe(
         "Dotted path into this spec -> distribution, e.g. training.optimizer.lr: {loguniform: [1.0e-4, 0.1]}.", {}
     )

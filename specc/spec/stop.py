@@ -22,8 +22,8 @@ def parse_condition(text: str) -> tuple[str, str, float]:
     if not match:
         raise PydanticCustomError(
             "stop_condition",
-            "{text!r} is not a condition of the form '<metric> <op> <number>' with op one of >= > <= <",
-            {"text": text},
+            "{text} is not a condition of the form '<metric> <op> <number>' with op one of >= > <= <",
+            {"text": repr(text)},
         )
     return match["metric"], match["op"], float(match["value"])
 

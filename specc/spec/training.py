@@ -103,8 +103,10 @@ class Training(Section):
         "mse for regression.",
         None,
     )
-    optimizer: Optimizer = describe("The optimizer, by type.", Adam(type="adam"))
-    lr_schedule: LRSchedule = describe("How the learning rate changes per epoch.", NoSchedule(type="none"))
+    optimizer: Optimizer = describe("The optimizer, by type.", Adam.model_construct(type="adam"))
+    lr_schedule: LRSchedule = describe(
+        "How the learning rate changes per epoch.", NoSchedule.model_construct(type="none")
+    )
     metrics: list[Metric] | None = describe(
         "Validation metrics reported each epoch as val_<name>; default: [accuracy] for classification, "
         "[mse] for regression.",

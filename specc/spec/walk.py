@@ -74,7 +74,8 @@ def allowed_keys(root, loc: tuple) -> list[str]:
 
 
 def tags(root, loc: tuple) -> list[str]:
-    return [t for t in (_tag_of(m) for m in _members(spec_type_at(root, loc)) if isinstance(m, type)) if t]
+    models = [m for m in _members(spec_type_at(root, loc)) if isinstance(m, type) and issubclass(m, BaseModel)]
+    return [tag for tag in map(_tag_of, models) if tag]
 
 
 def is_distribution(root, loc: tuple) -> bool:

@@ -232,7 +232,7 @@ def test_scaling_rules(write_spec):
     assert codes(write_spec, MINIMAL + "scaling: {backend: nccl}\n") == [("E211", "scaling.backend")]
     assert codes(write_spec, MINIMAL + "scaling: {backend: nccl, use_gpu: true}\n") == []
     assert codes(write_spec, MINIMAL + "scaling: {resources_per_worker: {CPU: 1, GPU: 1}}\n") == [
-        ("E211", "scaling.use_gpu")
+        ("E211", "scaling.resources_per_worker.GPU")
     ]
 
 

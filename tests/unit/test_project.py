@@ -14,8 +14,9 @@ from tests.conftest import ROOT
 
 
 def readme_command(kind: str) -> str:
-    result = subprocess.run([sys.executable, str(ROOT / ".ci" / "readme_command.py"), kind],
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / ".ci" / "readme_command.py"), kind], capture_output=True, text=True, check=True
+    )
     return result.stdout.strip()
 
 
@@ -40,8 +41,22 @@ def test_every_problem_code_is_documented():
 
 @pytest.mark.slow
 def test_wheel_ships_templates_and_schema(tmp_path):
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(tmp_path), str(ROOT)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = tmp_path.glob("specc-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "specc/schemas/experiment.schema.json" in names
