@@ -17,10 +17,6 @@ FUZZ = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
-    max_examples=int(os.environ.get("SPECC_FUZZ_EXAMPLES", "150")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
 BASE = yaml.safe_load((ROOT / "specs" / "digits_asha.yaml").read_text())
 
 scalars = st.one_of(
