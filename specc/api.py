@@ -97,9 +97,15 @@ def validate(paths, overrides: tuple[str, ...] | list[str] = ()) -> list[Problem
 
 
 def validate_files(paths, overrides: tuple[str, ...] | list[str] = ()) -> list[FileReport]:
+    """One report per spec file, problems only: the experiments are not kept, so memory stays flat."""
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
-    return [check_file(file, overrides) for file in spec_files(paths)]
+    reports = []
+    for file in spec_files(paths):
+        report = check_file(file, overrides)
+        report.experiment = None
+        reports.append(report)
+    return reports
 
 
 def spec_files(paths) -> list[str]:

@@ -62,3 +62,15 @@ def test_wheel_ships_templates_and_schema(tmp_path):
     assert "specc/schemas/experiment.schema.json" in names
     assert any(name.startswith("specc/templates/") for name in names)
     assert "specc/cli.py" in names and "specc/spec/experiment.py" in names
+
+
+def test_readme_tour_output_is_what_specc_prints(tmp_path):
+    text = (ROOT / "README.md").read_text()
+    spec = re.search(r"<!-- tour-spec -->\s*```yaml\n(.+?)```", text, re.S).group(1)
+    output = re.search(r"<!-- tour-output -->\s*```console\n\$ (specc [^\n]+)\n(.+?)```", text, re.S)
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "typo.yaml").write_text(spec)
+    args = output.group(1).split()[1:]
+    result = subprocess.run([sys.executable, "-m", "specc", *args], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout + result.stderr == output.group(2)
