@@ -50,33 +50,33 @@ class MedianStopping(Section):
     hard_stop: bool = describe("Stop (true) or only pause (false) a trial below the median.", True)
 
 
-class Pbt(Section):
-    type: Literal["pbt"] = describe("Population based training (PopulationBasedTraining).")
+class PopulationBased(Section):
+    """What PBT and PB2 share: every perturbation_interval epochs the bottom trials copy a top one."""
+
     perturbation_interval: PositiveInt = describe("Epochs between exploit/explore steps.", 2)
-    mutations: dict[SpacePath, AnyDistribution] = describe(
-        "Path -> distribution, in tune.space's syntax: how hyperparameters are resampled.", min_length=1
-    )
     quantile_fraction: Annotated[float, Field(gt=0, le=0.5)] = describe(
         "Bottom share of trials that copy a top trial.", 0.25
+    )
+    synch: bool = describe("Perturb all trials at once (synchronous).", False)
+
+
+class Pbt(PopulationBased):
+    type: Literal["pbt"] = describe("Population based training (PopulationBasedTraining).")
+    mutations: dict[SpacePath, AnyDistribution] = describe(
+        "Path -> distribution, in tune.space's syntax: how hyperparameters are resampled.", min_length=1
     )
     resample_probability: Probability = describe("Chance to resample a value instead of perturbing it.", 0.25)
     perturbation_factors: Annotated[list[float], Field(min_length=2, max_length=2)] = describe(
         "Factors a continuous value is multiplied by when perturbed.", [1.2, 0.8]
     )
     burn_in_period: Annotated[int, Field(ge=0)] = describe("Epochs before the first perturbation.", 0)
-    synch: bool = describe("Perturb all trials at once (synchronous PBT).", False)
 
 
-class Pb2(Section):
+class Pb2(PopulationBased):
     type: Literal["pb2"] = describe("Population based bandits (PB2): PBT with a GP-guided explore step.")
-    perturbation_interval: PositiveInt = describe("Epochs between exploit/explore steps.", 2)
     bounds: dict[SpacePath, Bounds] = describe(
         "Path -> [lo, hi]: the continuous range each hyperparameter is explored in.", min_length=1
     )
-    quantile_fraction: Annotated[float, Field(gt=0, le=0.5)] = describe(
-        "Bottom share of trials that copy a top trial.", 0.25
-    )
-    synch: bool = describe("Perturb all trials at once.", False)
 
 
 Scheduler = Annotated[Union[Fifo, Asha, HyperBand, MedianStopping, Pbt, Pb2], Field(discriminator="type")]
