@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from specc import checks
 from specc.document import deep_copy, dotted
 from specc.errors import Problem, SpecError, UsageError
-from specc.loader import RawSpec, load_raw
+from specc.loader import RawSpec, display, load_raw
 from specc.problems import data_path, from_validation_error
 from specc.spec import Experiment
 from specc.spec.walk import section_default
@@ -40,8 +40,7 @@ class FileReport:
 def load(path: str | os.PathLike, overrides: tuple[str, ...] | list[str] = ()) -> Experiment:
     """Read, validate and check a spec; raises SpecError listing every problem found."""
     report = check_file(path, overrides)
-    errors = [problem for problem in report.problems if problem.severity == "error"]
-    if errors:
+    if not report.ok:
         raise SpecError(report.problems)
     return report.experiment
 
@@ -51,7 +50,7 @@ def check_file(path: str | os.PathLike, overrides: tuple[str, ...] | list[str] =
     try:
         raw = load_raw(path, overrides, _section_default)
     except SpecError as error:
-        return FileReport(_display(path), _ordered(error.problems, _display(path)))
+        return FileReport(display(path), _ordered(error.problems, display(path)))
     try:
         experiment = Experiment.model_validate(raw.data)
     except ValidationError as error:
@@ -138,16 +137,6 @@ def _spec_files_under(directory: str) -> list[str]:
 def _ordered(problems, main_file: str) -> list[Problem]:
     """File order: the spec's own problems by position, then those located in files it extends."""
     return sorted(problems, key=lambda p: (p.file not in (None, main_file), *p.sort_key()))
-
-
-def _display(path) -> str:
-    from specc.loader import display
-
-    return display(path)
-
-
-def raw_of(experiment: Experiment) -> RawSpec | None:
-    return getattr(experiment, "_raw", None)
 
 
 def show(experiment: Experiment) -> str:
