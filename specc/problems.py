@@ -41,6 +41,7 @@ CUSTOM = {
     "bad_distribution": "E110",
     "stop_condition": "E111",
     "bad_address": "E107",
+    "pip_form": "E103",
     "length_mismatch": "E109",
     "not_increasing": "E100",
 }
@@ -74,10 +75,12 @@ def from_validation_error(error, data: dict, source: SourceMap, root: type[BaseM
 
 def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) -> Problem:
     loc = tuple(item["loc"])
+    at_key = bool(loc) and loc[-1] == "[key]"  # a mapping's key is wrong, not its value
+    if at_key:
+        loc = loc[:-1]
     path = data_path(loc, data)
     kind, ctx = item["type"], item.get("ctx") or {}
     value = item.get("input")
-    at_key = False
     hint = None
     if kind == "extra_forbidden":
         code, at_key = "E101", True
@@ -173,31 +176,34 @@ def data_path(loc: tuple, data: Any) -> Path:
     node = data
     # a distribution's loc repeats its name: (..., 'uniform' as the union tag, 'uniform' as the field)
     loc = tuple(p for i, p in enumerate(loc) if not (i and p == loc[i - 1] and p in DISTRIBUTION_NAMES))
-    for part in loc:
+    last = len(loc) - 1
+    for index, part in enumerate(loc):
         if (isinstance(node, dict) and part in node) or (
             isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
         ):
             path.append(part)
             node = node[part]
-        elif isinstance(node, dict) and _is_label(part, node):
-            continue
+        elif (index < last and node is not None) or _is_label(part, node):
+            continue  # pydantic's name for a union member, not a key of the data
         else:
             path.append(part)
             node = None
     return tuple(path)
 
 
-def _is_label(part, node: dict) -> bool:
-    """A tag (the value of `type`, or a distribution's key) or a type label like 'list[str]'."""
-    if not isinstance(part, str):
+def _is_label(part, node) -> bool:
+    """A type label like 'list[str]' or 'str' that pydantic puts after a value of a plain union."""
+    if not isinstance(part, str) or (isinstance(node, dict) and part in node):
         return False
-    return part == node.get("type") or part in DISTRIBUTION_NAMES or "[" in part or part in ("str", "int")
+    return "[" in part or part in ("str", "int", "float", "bool", "dict", "list", "none")
 
 
 # -- wording ------------------------------------------------------------------------------------
 def did_you_mean(word: str, candidates) -> str | None:
-    matches = difflib.get_close_matches(word, [str(c) for c in candidates], n=1, cutoff=0.6)
-    return f"did you mean '{matches[0]}'?" if matches else None
+    """The closest candidate, ignoring case ('Relu' -> 'relu', 'mnist' -> 'MNIST')."""
+    by_lower = {str(c).lower(): str(c) for c in candidates}
+    matches = difflib.get_close_matches(word.lower(), list(by_lower), n=1, cutoff=0.6)
+    return f"did you mean '{by_lower[matches[0]]}'?" if matches else None
 
 
 def _split_expected(text: str) -> list[str]:

@@ -16,20 +16,23 @@ class Section(BaseModel):
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 FACTORY_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
-METRIC_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+RESOURCE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_:./-]*$"
 SPACE_PATH_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.([A-Za-z_][A-Za-z0-9_]*|[0-9]+))*$"
 
 # Human wording for each pattern, used in problems instead of the regex alone.
 PATTERN_MEANINGS = {
     NAME_PATTERN: "1-64 characters: lowercase letters, digits, '_' and '-', starting with a letter or digit",
     FACTORY_PATTERN: "'package.module:function'",
-    METRIC_PATTERN: "a metric name such as val_accuracy",
+    IDENTIFIER_PATTERN: "a name of letters, digits and '_' that does not start with a digit",
+    RESOURCE_PATTERN: "a resource name such as CPU, GPU or memory",
     SPACE_PATH_PATTERN: "a dotted path into the spec such as training.optimizer.lr (list items by index)",
 }
 
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 Factory = Annotated[str, StringConstraints(pattern=FACTORY_PATTERN)]
-MetricName = Annotated[str, StringConstraints(pattern=METRIC_PATTERN)]
+Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER_PATTERN)]
+MetricName = Identifier
 SpacePath = Annotated[str, StringConstraints(pattern=SPACE_PATH_PATTERN)]
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]

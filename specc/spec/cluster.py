@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Union
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
-from specc.spec.base import NonEmptyStr, PositiveInt, Section, describe
+from specc.spec.base import Identifier, NonEmptyStr, PositiveInt, Section, describe
 
 ADDRESS = re.compile(r"^(auto|local|(ray://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5}))$")
-EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 
 def _check_address(address: str) -> str:
@@ -33,6 +32,26 @@ class Pip(Section):
     pip_version: NonEmptyStr | None = describe("pip version specifier, e.g. '==24.0'.", None)
 
 
+def _pip_form(value) -> str | None:
+    if isinstance(value, Pip | dict):
+        return "mapping"
+    return {list: "list", str: "file"}.get(type(value))
+
+
+PipRequirements = Annotated[
+    Union[
+        Annotated[list[NonEmptyStr], Tag("list")],
+        Annotated[Pip, Tag("mapping")],
+        Annotated[NonEmptyStr, Tag("file")],
+    ],
+    Discriminator(
+        _pip_form,
+        custom_error_type="pip_form",
+        custom_error_message="pip takes a list of requirements, a requirements file, or {packages: [...]}",
+    ),
+]
+
+
 class RuntimeEnvConfig(Section):
     setup_timeout_seconds: Annotated[int, Field(ge=-1)] | None = describe(
         "Seconds to wait for the environment to be set up (-1: no limit).", None
@@ -43,8 +62,10 @@ class RuntimeEnvConfig(Section):
 class RuntimeEnv(Section):
     """Ray runtime_env fields, passed through to ray.init / the job. The working directory is cluster.working_dir."""
 
-    env_vars: dict[EnvName, str] = describe("Environment variables on every worker; values are strings.", {})
-    pip: list[NonEmptyStr] | Pip | None = describe("pip requirements installed on every node.", None)
+    env_vars: dict[Identifier, str] = describe("Environment variables on every worker; values are strings.", {})
+    pip: PipRequirements | None = describe(
+        "pip requirements installed on every node: a list, a requirements file, or {packages: [...]}.", None
+    )
     uv: list[NonEmptyStr] | None = describe("Requirements installed with uv on every node.", None)
     conda: NonEmptyStr | dict[str, Any] | None = describe(
         "A conda environment name or an environment.yml mapping.", None

@@ -55,17 +55,21 @@ class Experiment(Section):
     _raw: Any = PrivateAttr(None)  # the RawSpec it was read from (file, source map), when loaded from a file
 
     @model_validator(mode="after")
-    def _task_defaults(self):
-        """Fill the loss and metrics that depend on the dataset's task, so `specc show` prints them."""
-        training = self.training
-        task = self.task()
-        updates = {}
-        if training.loss is None:
-            updates["loss"] = "mse" if task == "regression" else "cross_entropy"
-        if training.metrics is None:
-            updates["metrics"] = ["mse"] if task == "regression" else ["accuracy"]
-        if updates:
-            object.__setattr__(self, "training", training.model_copy(update=updates))
+    def _derived_defaults(self):
+        """Fill the defaults that depend on other fields, so that `specc show` prints every value that applies."""
+        regression = self.task() == "regression"
+        epochs = self.training.epochs
+        _fill(
+            self,
+            "training",
+            loss="mse" if regression else "cross_entropy",
+            metrics=["mse"] if regression else ["accuracy"],
+        )
+        _fill(self.training, "lr_schedule", t_max=epochs)
+        _fill(self, "scheduler", max_t=epochs)
+        _fill(self, "run", name=self.name)
+        if self.framework == "torch":
+            _fill(self, "scaling", backend="nccl" if self.scaling.use_gpu else "gloo")
         return self
 
     def task(self) -> str:
@@ -78,3 +82,13 @@ class Experiment(Section):
     def reported_metrics(self) -> list[str]:
         """Every metric name a trial reports each epoch (SPEC §5)."""
         return ["epoch", "train_loss", "val_loss", *(f"val_{name}" for name in self.training.metrics or ())]
+
+
+def _fill(owner, section: str, **defaults) -> None:
+    """Set the fields of `owner.<section>` that are None (and exist on its type) to the given defaults."""
+    model = getattr(owner, section)
+    if model is None:
+        return
+    updates = {k: v for k, v in defaults.items() if k in type(model).model_fields and getattr(model, k) is None}
+    if updates:
+        object.__setattr__(owner, section, model.model_copy(update=updates))

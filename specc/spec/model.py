@@ -6,10 +6,9 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
-from specc.spec.base import Factory, PositiveInt, Section, describe
+from specc.spec.base import Factory, Identifier, PositiveInt, Section, describe
 
 Activation = Literal["relu", "gelu", "silu", "tanh", "sigmoid", "elu", "leaky_relu", "linear"]
-IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
 class MLP(Section):
@@ -37,9 +36,7 @@ class TorchvisionModel(Section):
     """Any builder in `torchvision.models` (torch only), built without downloading weights."""
 
     type: Literal["torchvision"] = describe("A torchvision.models architecture.")
-    name: Annotated[str, Field(pattern=IDENTIFIER)] = describe(
-        "Builder name in torchvision.models, e.g. resnet18, mobilenet_v3_small."
-    )
+    name: Identifier = describe("Builder name in torchvision.models, e.g. resnet18, mobilenet_v3_small.")
     num_classes: PositiveInt | None = describe("Output classes; default: the dataset's class count.", None)
     in_channels: PositiveInt | None = describe(
         "Input channels; the first conv is adapted when it differs from 3 (default: the dataset's).", None
@@ -51,7 +48,7 @@ class KerasApplication(Section):
     """Any model in `keras.applications` (tensorflow only), built with random weights."""
 
     type: Literal["keras_application"] = describe("A keras.applications architecture.")
-    name: Annotated[str, Field(pattern=IDENTIFIER)] = describe("Class name in keras.applications, e.g. ResNet50.")
+    name: Identifier = describe("Class name in keras.applications, e.g. ResNet50.")
     weights: None = describe("Pretrained weights are not supported (nothing is downloaded): null only.", None)
 
 

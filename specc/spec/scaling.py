@@ -6,9 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import StringConstraints
 
-from specc.spec.base import NonNegativeFloat, NonNegativeInt, Section, describe
+from specc.spec.base import RESOURCE_PATTERN, NonNegativeFloat, NonNegativeInt, Section, describe
 
-ResourceName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_:./-]*$")]
+ResourceName = Annotated[str, StringConstraints(pattern=RESOURCE_PATTERN)]
 
 
 class Scaling(Section):

@@ -57,13 +57,27 @@ class Distribution(Section):
         return [lo, inside, math.nextafter(hi, lo)]
 
 
+def _on_grid(bound: float, q: float) -> bool:
+    return math.isclose(bound / q, round(bound / q))
+
+
 class QuantizedFloat(Distribution):
+    """Ray requires both bounds to be multiples of q; quantizing makes the upper bound reachable."""
+
     quantized: ClassVar[bool] = True
+
+    @model_validator(mode="after")
+    def _bounds_on_grid(self):
+        lo, hi, q = self.args
+        for name, bound in (("lower", lo), ("upper", hi)):
+            if q > 0 and not _on_grid(bound, q):
+                raise _bad("the {name} bound {bound} is not a multiple of q {q}", name=name, bound=bound, q=q)
+        return self
 
     def probes(self) -> list:
         lo, hi, q = self.args
         inside = round((lo + (hi - lo) * 0.371) / q) * q
-        return [round(lo / q) * q, inside, round(hi / q) * q]  # quantizing makes the upper bound reachable
+        return [lo, inside, hi]
 
 
 class Uniform(Distribution):
@@ -97,13 +111,25 @@ class RandInt(Distribution):
 
 
 class QRandInt(Distribution):
+    """Ray samples the multiples of q from ceil(lo/q)*q to floor(hi/q)*q (upper exclusive when q == 1)."""
+
     kind: ClassVar[str] = "qrandint"
     quantized: ClassVar[bool] = True
     qrandint: IntTriple = describe("[lo, hi, q]: an integer multiple of q, upper bound inclusive (tune.qrandint).")
 
+    @model_validator(mode="after")
+    def _has_values(self):
+        lo, hi, q = self.args
+        if q > 0 and lo < hi and not self.probes():
+            raise _bad("no multiple of q {q} lies between {lo} and {hi}", q=q, lo=lo, hi=hi)
+        return self
+
     def probes(self) -> list:
         lo, hi, q = self.args
-        return [round(lo / q) * q, round(hi / q) * q]
+        first, last = math.ceil(lo / q) * q, math.floor(hi / q) * q
+        if q == 1:
+            last = hi - 1
+        return [first, last] if first <= last else []
 
 
 class LogRandInt(Distribution):

@@ -85,11 +85,6 @@ def test_env_var_values_that_are_not_strings_ask_for_quotes(report, value):
     assert problem.hint == "quote it to make it a string"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a bad env var name is reported at '...env_vars.1X.[key]', located at the value, "
-    "and described as 'not a metric name'",
-)
 def test_bad_env_var_name_points_at_the_key(report):
     (problem,) = report("cluster:\n  runtime_env:\n    env_vars:\n      1X: a\n").problems
     assert (problem.code, problem.line, problem.column, problem.path) == (
@@ -124,11 +119,6 @@ def test_pip_as_a_mapping_is_shown_as_given(shown):
     assert pip == {"packages": ["pandas"], "pip_check": False, "pip_version": None}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pip is an untagged union: an error inside {packages: [...]} also reports 'expected a list' "
-    "and puts pydantic's 'Pip' label in the path",
-)
 @pytest.mark.parametrize(
     ("pip", "expected"),
     [
@@ -141,11 +131,6 @@ def test_pip_mapping_errors_name_the_field(problems, pip, expected):
     assert problems(f"cluster: {{runtime_env: {{pip: {pip}}}}}") == expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Ray's runtime_env takes pip as a path to a requirements.txt too; specc reports two E103 "
-    "with pydantic labels ('pip.list[constrained-str]', 'pip.Pip') in their paths",
-)
 def test_pip_as_a_requirements_file(problems):
     assert problems("cluster: {runtime_env: {pip: requirements.txt}}") == []
 

@@ -105,7 +105,6 @@ def test_every_torchvision_name_is_accepted(problems, name):
     assert problems(f"dataset: {{type: torchvision, name: {name}}}") == []
 
 
-@pytest.mark.xfail(strict=True, reason="did-you-mean is case-sensitive: 'mnist' gets no hint, though 'MNIST' is meant")
 def test_torchvision_name_in_the_wrong_case_suggests_the_right_one(report):
     (problem,) = report("dataset: {type: torchvision, name: mnist}").problems
     assert problem.hint == "did you mean 'MNIST'?"

@@ -83,7 +83,6 @@ def test_invalid_activation_lists_the_choices(report):
     assert "relu, gelu, silu, tanh, sigmoid, elu, leaky_relu, linear" in problem.message
 
 
-@pytest.mark.xfail(strict=True, reason="did-you-mean is case-sensitive: 'Relu' suggests 'elu', not 'relu'")
 def test_activation_in_the_wrong_case_suggests_the_right_one(report):
     (problem,) = report("model: {type: mlp, activation: Relu}").problems
     assert problem.hint == "did you mean 'relu'?"
@@ -130,9 +129,6 @@ def test_custom_factory_must_be_module_colon_function(report, factory):
     assert "'package.module:function'" in problem.message
 
 
-@pytest.mark.xfail(
-    strict=True, reason="model.name shares the metric-name pattern, so the message calls it a metric name"
-)
 def test_bad_builder_name_is_not_called_a_metric(report):
     (problem,) = report("model: {type: torchvision, name: 'res net'}").problems
     assert (problem.code, problem.path) == ("E107", "model.name")

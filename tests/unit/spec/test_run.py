@@ -8,7 +8,7 @@ import pytest
 def test_defaults(shown):
     assert shown("")["run"] == {
         "storage_path": "./runs",
-        "name": None,
+        "name": "tiny",  # the spec's name
         "checkpoints_to_keep": 2,
         "checkpoint_score": None,
         "max_failures": 0,
@@ -17,9 +17,6 @@ def test_defaults(shown):
     }
 
 
-@pytest.mark.xfail(
-    strict=True, reason="`specc show` prints run.name: null instead of its documented default, the spec's name"
-)
 def test_show_fills_run_name_with_the_spec_name(shown):
     assert shown("")["run"]["name"] == "tiny"
 

@@ -51,7 +51,7 @@ def test_optimizer_defaults(shown, kind, expected):
         ("{type: none}", {"type": "none"}),
         ("{type: step, step_size: 30}", {"type": "step", "step_size": 30, "gamma": 0.1}),
         ("{type: multistep, milestones: [5, 8]}", {"type": "multistep", "milestones": [5, 8], "gamma": 0.1}),
-        ("{type: cosine}", {"type": "cosine", "t_max": None, "eta_min": 0.0}),
+        ("{type: cosine}", {"type": "cosine", "t_max": 10, "eta_min": 0.0}),  # t_max: training.epochs (default 10)
         ("{type: exponential}", {"type": "exponential", "gamma": 0.95}),
     ],
 )
@@ -59,9 +59,6 @@ def test_lr_schedule_defaults(shown, schedule, expected):
     assert shown(f"training: {{lr_schedule: {schedule}}}")["training"]["lr_schedule"] == expected
 
 
-@pytest.mark.xfail(
-    strict=True, reason="`specc show` prints t_max: null instead of its documented default, training.epochs"
-)
 def test_show_fills_cosine_t_max_with_the_epochs(shown):
     assert shown("training: {epochs: 7, lr_schedule: {type: cosine}}")["training"]["lr_schedule"]["t_max"] == 7
 

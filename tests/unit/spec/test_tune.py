@@ -209,28 +209,16 @@ def test_probes_decide_what_a_field_accepts(problems, entry, expected):
     assert problems(tune(entry)) == expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Ray quantizes qrandint's bounds to ceil(lo/q)*q and floor(hi/q)*q; specc rounds them, "
-    "so it probes values (0 here, or above hi) that Ray never produces",
-)
 @pytest.mark.parametrize(("args", "low", "high"), [([1, 10, 3], 3, 9), ([8, 100, 16], 16, 96), ([0, 11, 4], 0, 8)])
 def test_qrandint_probes_match_rays_quantized_bounds(args, low, high):
     probes = QRandInt(qrandint=args).probes()
     assert (min(probes), max(probes)) == (low, high)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="qrandint [8, 100, 16] is reported as able to produce 0; Ray's smallest value is 16"
-)
 def test_qrandint_with_unaligned_lower_bound_fits_a_positive_field(problems):
     assert problems(tune("dataset.batch_size: {qrandint: [8, 100, 16]}")) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tune.quniform/qloguniform raise ValueError when a bound is not a multiple of q; specc accepts it",
-)
 @pytest.mark.parametrize(
     ("entry", "path"),
     [
