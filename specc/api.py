@@ -139,6 +139,19 @@ def _ordered(problems, main_file: str) -> list[Problem]:
     return sorted(problems, key=lambda p: (p.file not in (None, main_file), *p.sort_key()))
 
 
+def compile(experiment: Experiment, output: str | None = None, templates: str | os.PathLike | None = None) -> str:
+    """The standalone Ray script for a spec (its source text). `output` only names the script in its usage."""
+    from specc.fragments import context, script_name
+    from specc.render import render
+    from specc.resolve import plan as make_plan
+
+    plan = make_plan(experiment)
+    if plan.shape != "train":
+        raise UsageError("compiling specs with a tune section comes with the Tune compiler; this one has tune")
+    template = f"{experiment.framework}/train.py.j2"
+    return render(template, context(plan, script_name(output, plan)), templates)
+
+
 def show(experiment: Experiment) -> str:
     """The resolved spec, every default filled in, as YAML in the spec format's key order."""
     from specc.spec_yaml import dump_spec

@@ -1,0 +1,164 @@
+"""Plan -> Python source: the one configured Jinja environment, the `py` literal filter, and the checks
+that what comes out is a program (ast.parse) made only of quoted spec values.
+
+Templates see resolved values only. A spec value enters the source through `py` (repr-based; NaN and
+infinities spelled out), so no spec string can become code; trusted code passes only as `Code`;
+names that become identifiers go through `identifier`.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from specc.errors import Problem, SpecError
+
+WIDTH = 120  # the generated code's line length (ruff format's, as configured in pyproject.toml)
+BUILTIN_TEMPLATES = Path(__file__).resolve().parent / "templates"
+if not BUILTIN_TEMPLATES.is_dir():  # a source checkout: templates/ beside the package
+    BUILTIN_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+
+
+class Code(str):
+    """Trusted Python source written by specc itself (never spec text); `py` emits it unquoted."""
+
+
+class Multiline(str):
+    """Text that `py` lays out as a triple-quoted string (a docstring), still a quoted literal."""
+
+
+def literal(value) -> str:
+    """A Python literal for a resolved spec value, on one line."""
+    if isinstance(value, Code):
+        return str(value)
+    if isinstance(value, Multiline):
+        return _triple_quoted(value)
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return 'float("nan")'
+        if math.isinf(value):
+            return 'float("inf")' if value > 0 else '-float("inf")'
+        return repr(value)
+    if isinstance(value, int | str):
+        return repr(value) if not isinstance(value, str) else _string(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(literal(item) for item in value) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(literal(item) for item in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"no Python literal for {type(value).__name__}")
+
+
+def _triple_quoted(text: str) -> str:
+    """A \"\"\"-quoted literal of `text`: backslashes, quote runs and unprintable characters escaped."""
+    out = []
+    for char in text.replace("\\", "\\\\"):
+        out.append(char if char == "\n" or char.isprintable() else repr(char)[1:-1])
+    body = "".join(out).replace('"', '\\"')
+    source = f'"""{body}"""'
+    if ast.literal_eval(source) != text:  # never emit a literal that reads back differently
+        raise ValueError("docstring does not round-trip")
+    return source
+
+
+def _string(text: str) -> str:
+    """repr, with double quotes where that needs no escaping (ruff format's preference)."""
+    if '"' not in text:
+        return '"' + repr(text)[1:-1].replace("\\'", "'") + '"'
+    return repr(text)
+
+
+def formatted(value, indent: int = 0, prefix: str = "", suffix: str = "") -> str:
+    """`prefix + literal + suffix` as ruff format lays it out: on one line when it fits in WIDTH, else the
+    collection exploded one element per line with a trailing comma (recursively)."""
+    flat = literal(value)
+    if indent + len(prefix) + len(flat) + len(suffix) <= WIDTH or not isinstance(value, list | dict | tuple):
+        return prefix + flat + suffix
+    pad = " " * (indent + 4)
+    if isinstance(value, dict):
+        items = [formatted(v, indent + 4, f"{literal(k)}: ", ",") for k, v in value.items()]
+        opening, closing = "{", "}"
+    else:
+        items = [formatted(v, indent + 4, "", ",") for v in value]
+        opening, closing = ("[", "]") if isinstance(value, list) else ("(", ")")
+    body = "\n".join(pad + item for item in items)
+    return f"{prefix}{opening}\n{body}\n{' ' * indent}{closing}{suffix}"
+
+
+def identifier(name: str) -> str:
+    """`name` if it is safe to use as a Python identifier, else a SpecError (never silently mangled)."""
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise SpecError([Problem("E107", f"{name!r} cannot be a Python identifier")])
+    return name
+
+
+def environment(user_templates: str | os.PathLike | None = None):
+    """The one Jinja environment: user templates (if any) ahead of the built-in ones."""
+    import jinja2
+
+    search = [str(user_templates)] if user_templates else []
+    search.append(str(BUILTIN_TEMPLATES))
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(search),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["py"] = literal
+    env.filters["pyfmt"] = formatted
+    env.filters["identifier"] = identifier
+    return env
+
+
+def render(template: str, context: dict, user_templates: str | os.PathLike | None = None) -> str:
+    """Render `template`, make sure the result is a Python program, and lay it out as `ruff format` does."""
+    source = _tidy(environment(user_templates).get_template(template).render(**context))
+    _parse(source)
+    return _parse(ruff_format(source))
+
+
+def _parse(source: str) -> str:
+    try:
+        ast.parse(source)
+    except SyntaxError as error:  # a template bug, or a user template's: show where
+        line = source.splitlines()[error.lineno - 1] if error.lineno else ""
+        raise RuntimeError(f"the rendered script does not parse: {error.msg} at line {error.lineno}: {line}") from None
+    return source
+
+
+def ruff_format(source: str) -> str:
+    """The source as ruff format (the version specc pins) lays it out, with specc's own settings only.
+
+    Like datamodel-code-generator with black: templates stay readable, output is formatted and stable.
+    """
+    command = [sys.executable, "-m", "ruff", "format", "--isolated", f"--line-length={WIDTH}", "--stdin-filename",
+               "script.py", "-"]
+    done = subprocess.run(command, input=source, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise RuntimeError(f"ruff format failed on the rendered script: {done.stderr.strip()}")
+    return done.stdout
+
+
+def _tidy(source: str) -> str:
+    """At most two blank lines in a row and one newline at the end: templates stay readable, output stays
+    `ruff format`-stable."""
+    lines = source.rstrip("\n").split("\n")
+    out: list[str] = []
+    blank = 0
+    for line in lines:
+        line = line.rstrip()
+        blank = blank + 1 if not line else 0
+        if blank <= 2:
+            out.append(line)
+    return "\n".join(out) + "\n"

@@ -1,0 +1,97 @@
+"""Experiment -> Plan: the facts the templates need, decided once (shape, names, paths, data and model facts).
+
+Templates branch on the Plan, never on raw spec text; every value they print is already resolved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from specc import __version__
+from specc.loader import display
+from specc.spec import Experiment
+
+RAY_VERSION = "2.60.0"  # the Ray the generated code is written for (pinned in pyproject.toml)
+IN_MEMORY = ("synthetic_classification", "synthetic_regression", "digits", "iris", "wine", "breast_cancer", "custom")
+FILES = ("csv", "parquet", "jsonl", "npz")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one compiled script is: every decision the templates act on."""
+
+    experiment: Experiment
+    shape: str  # "train": one Trainer run (tune shapes come with the Tune compiler)
+    spec_file: str  # as the user named it, relative to the working directory when below it
+    spec_sha256: str
+    spec_dir: str  # relative to the working directory (custom factories, relative data paths)
+    config: dict  # the CONFIG literal: resolved model, dataset and training sections
+    data_source: str  # in_memory | files | torchvision
+    loader: str  # torch_dataloader | ray_data
+    task: str
+    num_outputs: int | None  # known at compile time, else derived from the data at run time
+    input_shape: tuple | None
+    uses_factory_module: bool
+    reported_metrics: list[str] = field(default_factory=list)
+    specc_version: str = __version__
+    ray_version: str = RAY_VERSION
+
+    @property
+    def e(self) -> Experiment:
+        return self.experiment
+
+
+def plan(experiment: Experiment, spec_file: str | None = None, spec_text: bytes | None = None) -> Plan:
+    raw = getattr(experiment, "_raw", None)
+    spec_file = spec_file or (raw.file if raw else f"{experiment.name}.yaml")
+    if spec_text is None:
+        spec_text = Path(spec_file).read_bytes() if Path(spec_file).is_file() else spec_yaml_bytes(experiment)
+    spec_dir = display(os.path.dirname(os.path.abspath(spec_file)))
+    dataset = experiment.dataset
+    data_source = "in_memory" if dataset.type in IN_MEMORY else "files" if dataset.type in FILES else dataset.type
+    loader = dataset.loader
+    return Plan(
+        experiment=experiment,
+        shape="train" if experiment.tune is None else "tune",
+        spec_file=spec_file,
+        spec_sha256=hashlib.sha256(spec_text).hexdigest(),
+        spec_dir=spec_dir,
+        config=_config(experiment, spec_dir),
+        data_source=data_source,
+        loader=loader,
+        task=experiment.task(),
+        num_outputs=_num_outputs(experiment),
+        input_shape=dataset.known_image_shape(),
+        uses_factory_module="custom" in (experiment.model.type, dataset.type),
+        reported_metrics=experiment.reported_metrics(),
+    )
+
+
+def spec_yaml_bytes(experiment: Experiment) -> bytes:
+    from specc.spec_yaml import dump_spec
+
+    return dump_spec(experiment).encode()
+
+
+def _num_outputs(experiment: Experiment) -> int | None:
+    if experiment.task() == "regression" or experiment.training.loss == "bce_with_logits":
+        return 1
+    model_classes = getattr(experiment.model, "num_classes", None)
+    return model_classes or experiment.dataset.known_classes()
+
+
+def _config(experiment: Experiment, spec_dir: str) -> dict:
+    """The resolved sections the training function reads, paths made relative to the working directory."""
+    data = experiment.model_dump(mode="json", include={"model", "dataset", "training"})
+    dataset = data["dataset"]
+    for key in ("path", "root"):
+        if key in dataset and not _is_uri(dataset[key]) and not os.path.isabs(dataset[key]):
+            dataset[key] = os.path.normpath(os.path.join(spec_dir, dataset[key]))
+    return data
+
+
+def _is_uri(path: str) -> bool:
+    return "://" in path
