@@ -146,10 +146,28 @@ def compile(experiment: Experiment, output: str | None = None, templates: str | 
     from specc.resolve import plan as make_plan
 
     plan = make_plan(experiment)
-    if plan.shape != "train":
-        raise UsageError("compiling specs with a tune section comes with the Tune compiler; this one has tune")
+    if plan.shape != "train" or experiment.framework != "torch":
+        what = "a tune section" if plan.shape != "train" else "framework tensorflow"
+        raise UsageError(f"this specc compiles torch specs without a tune section; {experiment.name} has {what}")
     template = f"{experiment.framework}/train.py.j2"
     return render(template, context(plan, script_name(output, plan)), templates)
+
+
+def describe_plan(experiment: Experiment) -> str:
+    """What `specc run` would do, in a few lines (for --dry-run)."""
+    from specc.resolve import plan as make_plan
+
+    plan = make_plan(experiment)
+    e, s = experiment, experiment.scaling
+    workers = "local mode (no worker group)" if s.num_workers == 0 else f"{s.num_workers} Ray Train worker(s)"
+    lines = [
+        f"{e.name}: one {e.framework} training run ({plan.shape}), {e.training.epochs} epoch(s) on {workers}",
+        f"  model {e.model.type}, dataset {e.dataset.type} via {plan.loader}, task {plan.task}",
+        f"  reports: {', '.join(plan.reported_metrics)}",
+        f"  run directory: {os.path.join(e.run.storage_path, e.run.name)}",
+        f"  Ray: {e.cluster.address or 'a local Ray started for the run'}",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def show(experiment: Experiment) -> str:

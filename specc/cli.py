@@ -35,6 +35,10 @@ def _overrides(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _templates(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--templates", metavar="DIR", help="your templates, searched before the built-in ones")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="specc", description="Declarative experiment specs compiled to Ray Train / Ray Tune scripts."
@@ -51,6 +55,30 @@ def build_parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", help="print the resolved spec with every default filled in")
     show.add_argument("spec", metavar="SPEC")
     _overrides(show)
+
+    compile_ = commands.add_parser("compile", help="write the standalone Ray script a spec compiles to")
+    compile_.add_argument("spec", metavar="SPEC")
+    compile_.add_argument(
+        "-o", "--output", metavar="OUT", help="the script's path ('-' prints it); default: build/<spec>.py"
+    )
+    compile_.add_argument("--check", action="store_true", help="exit 1 when OUT differs from what SPEC compiles to")
+    _templates(compile_)
+    _overrides(compile_)
+
+    diff = commands.add_parser("diff", help="the unified diff of two specs' compiled scripts")
+    diff.add_argument("old", metavar="A")
+    diff.add_argument("new", metavar="B")
+    _templates(diff)
+
+    run = commands.add_parser("run", help="compile a spec and run it in this process on Ray")
+    run.add_argument("spec", metavar="SPEC")
+    run.add_argument("--smoke", action="store_true", help="1 epoch, a few batches, at most 2 workers, CPU")
+    run.add_argument("--resume", action="store_true", help="continue the run of the same name from its checkpoint")
+    run.add_argument("--address", help="Ray cluster address (default: the spec's cluster.address, else a local Ray)")
+    run.add_argument("--storage-path", help="where run directories go (default: the spec's run.storage_path)")
+    run.add_argument("--dry-run", action="store_true", help="validate, compile and print the plan; start nothing")
+    _templates(run)
+    _overrides(run)
 
     schema = commands.add_parser("schema", help="write the JSON Schema of the spec format")
     schema.add_argument(
@@ -130,4 +158,72 @@ def cmd_schema(args) -> int:
     return Exit.OK
 
 
-COMMANDS = {"validate": cmd_validate, "show": cmd_show, "schema": cmd_schema}
+def default_output(spec: str) -> str:
+    return os.path.join("build", os.path.splitext(os.path.basename(spec))[0] + ".py")
+
+
+def cmd_compile(args) -> int:
+    from specc import api
+    from specc.files import write_atomic
+
+    output = args.output or default_output(args.spec)
+    source = api.compile(api.load(args.spec, args.overrides), output, args.templates)
+    if output == "-":
+        sys.stdout.write(source)
+        return Exit.OK
+    if args.check:
+        try:
+            with open(output, encoding="utf-8") as handle:
+                current = handle.read()
+        except OSError:
+            current = None
+        if current != source:
+            print(f"{output} is stale: run `specc compile {args.spec} -o {output}`", file=sys.stderr)
+            return Exit.PROBLEMS
+        return Exit.OK
+    write_atomic(output, source)
+    print(output)
+    return Exit.OK
+
+
+def cmd_diff(args) -> int:
+    import difflib
+
+    from specc import api
+
+    old = api.compile(api.load(args.old), default_output(args.old), args.templates)
+    new = api.compile(api.load(args.new), default_output(args.old), args.templates)
+    lines = difflib.unified_diff(old.splitlines(True), new.splitlines(True), args.old, args.new)
+    sys.stdout.writelines(lines)
+    return Exit.OK
+
+
+def cmd_run(args) -> int:
+    from specc import api
+
+    experiment = api.load(args.spec, args.overrides)
+    if args.dry_run:
+        api.compile(experiment, templates=args.templates)
+        sys.stdout.write(api.describe_plan(experiment))
+        return Exit.OK
+    from specc.execute import run
+
+    run(
+        experiment,
+        smoke=args.smoke,
+        resume=args.resume,
+        address=args.address,
+        storage_path=args.storage_path,
+        templates=args.templates,
+    )  # the script prints its own summary
+    return Exit.OK
+
+
+COMMANDS = {
+    "validate": cmd_validate,
+    "show": cmd_show,
+    "schema": cmd_schema,
+    "compile": cmd_compile,
+    "diff": cmd_diff,
+    "run": cmd_run,
+}

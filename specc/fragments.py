@@ -36,7 +36,9 @@ METRIC_SUMS = {
     "mse": "((outputs - yb) ** 2).sum()",
     "mae": "(outputs - yb).abs().sum()",
 }
-STDLIB = {"argparse", "importlib", "json", "os", "sys", "tempfile"}
+STDLIB = {"argparse", "importlib", "io", "json", "os", "sys", "tempfile"}
+# torchvision data sets that name their splits rather than taking train=True/False
+SPLITS = {"SVHN": ('split="train"', 'split="test"'), "STL10": ('split="train"', 'split="test"')}
 
 
 def context(plan: Plan, script_name: str) -> dict:
@@ -55,6 +57,8 @@ def context(plan: Plan, script_name: str) -> dict:
         "checkpoint_args": Code(_checkpoint_args(plan)),
         "runtime_env": e.cluster.runtime_env.model_dump(mode="json", exclude_defaults=True),
         "backend": Code(_backend(plan)),
+        "num_outputs_rows": Code(str(plan.num_outputs) if plan.num_outputs else 'int(rows.max("y")) + 1'),
+        "split_args": [Code(arg) for arg in SPLITS.get(getattr(e.dataset, "name", ""), ("train=True", "train=False"))],
     }
 
 
@@ -83,12 +87,24 @@ def _docstring(plan: Plan, script_name: str) -> str:
 
 def _imports(plan: Plan) -> list[str]:
     """The script's imports, grouped and sorted as isort (ruff's I rules) wants them."""
-    modules = {"argparse", "json", "os", "tempfile", "numpy as np", "pyarrow.fs", "ray", "ray.train", "ray.train.torch",
-               "torch"}
+    modules = {
+        "argparse",
+        "json",
+        "os",
+        "tempfile",
+        "numpy as np",
+        "pyarrow.fs",
+        "ray",
+        "ray.train",
+        "ray.train.torch",
+        "torch",
+    }
     if plan.uses_factory_module:
         modules |= {"importlib", "sys"}
     if plan.loader == "ray_data" or plan.data_source == "files":
         modules.add("ray.data")
+    if plan.experiment.dataset.type == "npz":
+        modules.add("io")
     if plan.experiment.model.type == "torchvision" or plan.data_source == "torchvision":
         modules.add("torchvision")
     stdlib = sorted(m for m in modules if m in STDLIB)

@@ -142,8 +142,17 @@ def ruff_format(source: str) -> str:
 
     Like datamodel-code-generator with black: templates stay readable, output is formatted and stable.
     """
-    command = [sys.executable, "-m", "ruff", "format", "--isolated", f"--line-length={WIDTH}", "--stdin-filename",
-               "script.py", "-"]
+    command = [
+        sys.executable,
+        "-m",
+        "ruff",
+        "format",
+        "--isolated",
+        f"--line-length={WIDTH}",
+        "--stdin-filename",
+        "script.py",
+        "-",
+    ]
     done = subprocess.run(command, input=source, capture_output=True, text=True, check=False)
     if done.returncode:
         raise RuntimeError(f"ruff format failed on the rendered script: {done.stderr.strip()}")

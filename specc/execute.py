@@ -1,0 +1,54 @@
+"""`specc run`: the compiled source executed in this process (no temporary script, no subprocess).
+
+The source is compiled under the name of the run directory's `script.py` and executed in a fresh module
+that is not registered in sys.modules, so cloudpickle ships its functions to Ray workers by value —
+exactly the code that is written to the run directory.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+
+from specc.errors import Problem, SpecError
+from specc.spec import Experiment
+
+
+@dataclass
+class RunResult:
+    """What a finished run left: its directory, the best epoch's metrics and checkpoint."""
+
+    run_dir: str
+    metrics: dict = field(default_factory=dict)
+    checkpoint: str | None = None
+
+
+def run(
+    experiment: Experiment,
+    *,
+    smoke: bool = False,
+    resume: bool = False,
+    address: str | None = None,
+    storage_path: str | None = None,
+    templates=None,
+) -> RunResult:
+    from specc import api
+    from specc.spec_yaml import dump_spec
+
+    source = api.compile(experiment, templates=templates)
+    module = types.ModuleType(f"specc_run_{experiment.name.replace('-', '_')}")
+    module.__file__ = "script.py"
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+
+    argv = [*(["--smoke"] if smoke else []), *(["--resume"] if resume else [])]
+    argv += [*(["--address", address] if address else []), *(["--storage-path", storage_path] if storage_path else [])]
+    artefacts = {"script.py": source, "spec.resolved.yaml": dump_spec(experiment)}
+    try:
+        summary = module.main(argv, artefacts=artefacts)
+    except SystemExit as stop:
+        if isinstance(stop.code, str):  # the script's own refusal, e.g. an existing run without --resume
+            raise SpecError([Problem("E401", stop.code)]) from None
+        raise
+    except ConnectionError as error:
+        raise SpecError([Problem("E402", f"cannot reach the Ray cluster: {error}")]) from None
+    return RunResult(summary["run_dir"], summary["metrics"], summary["checkpoint"])
