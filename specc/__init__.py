@@ -1,13 +1,13 @@
 """specc: a declarative experiment-spec compiler for Ray Train and Ray Tune.
 
-Public API (SPEC §9): load, validate, Problem, SpecError. Importing specc is cheap: the heavier modules
+Public API (SPEC §9): load, validate, compile, run, Problem, SpecError. Importing specc is cheap: the heavier modules
 load on first use, and nothing here ever imports ray, torch or tensorflow.
 """
 
 from specc.errors import Problem, SpecError
 
 __version__ = "0.1.0"
-__all__ = ["Problem", "SpecError", "__version__", "load", "validate"]
+__all__ = ["Problem", "SpecError", "__version__", "compile", "load", "run", "validate"]
 
 
 def load(path, overrides=()):
@@ -22,3 +22,17 @@ def validate(paths, overrides=()):
     from specc import api
 
     return api.validate(paths, overrides)
+
+
+def compile(experiment, output=None, templates=None):
+    """The standalone Ray script (source text) an Experiment compiles to."""
+    from specc import api
+
+    return api.compile(experiment, output, templates)
+
+
+def run(experiment, **options):
+    """Compile and run an Experiment in this process on Ray; returns a RunResult (run_dir, metrics, checkpoint)."""
+    from specc.execute import run as execute
+
+    return execute(experiment, **options)
