@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from specc import __version__
 from specc.loader import display
@@ -44,11 +43,9 @@ class Plan:
         return self.experiment
 
 
-def plan(experiment: Experiment, spec_file: str | None = None, spec_text: bytes | None = None) -> Plan:
+def plan(experiment: Experiment, spec_file: str | None = None) -> Plan:
     raw = getattr(experiment, "_raw", None)
     spec_file = spec_file or (raw.file if raw else f"{experiment.name}.yaml")
-    if spec_text is None:
-        spec_text = Path(spec_file).read_bytes() if Path(spec_file).is_file() else spec_yaml_bytes(experiment)
     spec_dir = display(os.path.dirname(os.path.abspath(spec_file)))
     dataset = experiment.dataset
     data_source = "in_memory" if dataset.type in IN_MEMORY else "files" if dataset.type in FILES else dataset.type
@@ -57,7 +54,7 @@ def plan(experiment: Experiment, spec_file: str | None = None, spec_text: bytes 
         experiment=experiment,
         shape="train" if experiment.tune is None else "tune",
         spec_file=spec_file,
-        spec_sha256=hashlib.sha256(spec_text).hexdigest(),
+        spec_sha256=spec_hash(experiment),
         spec_dir=spec_dir,
         config=_config(experiment, spec_dir),
         data_source=data_source,
@@ -70,10 +67,11 @@ def plan(experiment: Experiment, spec_file: str | None = None, spec_text: bytes 
     )
 
 
-def spec_yaml_bytes(experiment: Experiment) -> bytes:
+def spec_hash(experiment: Experiment) -> str:
+    """sha256 of the resolved spec (extends merged, --set applied, defaults filled): what actually runs."""
     from specc.spec_yaml import dump_spec
 
-    return dump_spec(experiment).encode()
+    return hashlib.sha256(dump_spec(experiment).encode()).hexdigest()
 
 
 def _num_outputs(experiment: Experiment) -> int | None:
