@@ -43,12 +43,25 @@ def run(
     argv = [*(["--smoke"] if smoke else []), *(["--resume"] if resume else [])]
     argv += [*(["--address", address] if address else []), *(["--storage-path", storage_path] if storage_path else [])]
     artefacts = {"script.py": source, "spec.resolved.yaml": dump_spec(experiment)}
+    spec_file = getattr(getattr(experiment, "_raw", None), "file", None)
+    started = _start_ray(module, address or experiment.cluster.address, spec_file)
     try:
         summary = module.main(argv, artefacts=artefacts)
     except SystemExit as stop:
         if isinstance(stop.code, str):  # the script's own refusal, e.g. an existing run without --resume
-            raise SpecError([Problem("E401", stop.code)]) from None
+            raise SpecError([Problem("E401", stop.code, spec_file)]) from None
         raise
-    except ConnectionError as error:
-        raise SpecError([Problem("E402", f"cannot reach the Ray cluster: {error}")]) from None
+    finally:
+        if started:
+            import ray
+
+            ray.shutdown()
     return RunResult(summary["run_dir"], summary["metrics"], summary["checkpoint"])
+
+
+def _start_ray(module, address: str | None, spec_file: str | None) -> bool:
+    """Ray is started (or joined) here, so that a cluster that cannot be reached is a problem, not a traceback."""
+    try:
+        return module.start_ray(address)
+    except SystemExit as stop:
+        raise SpecError([Problem("E402", str(stop.code), spec_file)]) from None

@@ -36,7 +36,7 @@ METRIC_SUMS = {
     "mse": "((outputs - yb) ** 2).sum()",
     "mae": "(outputs - yb).abs().sum()",
 }
-STDLIB = {"argparse", "importlib", "io", "json", "os", "sys", "tempfile"}
+STDLIB = {"argparse", "importlib", "io", "json", "os", "socket", "sys", "tempfile"}
 # torchvision data sets that name their splits rather than taking train=True/False
 SPLITS = {"SVHN": ('split="train"', 'split="test"'), "STL10": ('split="train"', 'split="test"')}
 
@@ -91,6 +91,7 @@ def _imports(plan: Plan) -> list[str]:
         "argparse",
         "json",
         "os",
+        "socket",
         "tempfile",
         "numpy as np",
         "pyarrow.fs",
