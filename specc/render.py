@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from specc.errors import Problem, SpecError
+from specc.errors import Problem, SpecError, UsageError
 
 WIDTH = 120  # the generated code's line length (ruff format's, as configured in pyproject.toml)
 BUILTIN_TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -71,10 +71,16 @@ def _triple_quoted(text: str) -> str:
 
 
 def _string(text: str) -> str:
-    """repr, with double quotes where that needs no escaping (ruff format's preference)."""
-    if '"' not in text:
-        return '"' + repr(text)[1:-1].replace("\\'", "'") + '"'
-    return repr(text)
+    """A string literal in double quotes (ruff format's preference), or repr's quotes when the text has '"'."""
+    if '"' in text:
+        return repr(text)
+    return '"' + "".join(_escaped(char) for char in text) + '"'
+
+
+def _escaped(char: str) -> str:
+    if char == "\\":
+        return "\\\\"
+    return char if char.isprintable() else repr(char)[1:-1]
 
 
 def formatted(value, indent: int = 0, prefix: str = "", suffix: str = "") -> str:
@@ -115,26 +121,66 @@ def environment(user_templates: str | os.PathLike | None = None):
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["py"] = literal
-    env.filters["pyfmt"] = formatted
-    env.filters["identifier"] = identifier
+    env.filters["py"] = _defined(literal)
+    env.filters["pyfmt"] = _defined(formatted)
+    env.filters["identifier"] = _defined(identifier)
     return env
+
+
+def _defined(function):
+    """A filter that lets an undefined value raise Jinja's own UndefinedError (which names it)."""
+    import jinja2
+
+    def apply(value, *args):
+        if isinstance(value, jinja2.Undefined):
+            str(value)  # StrictUndefined raises here
+        return function(value, *args)
+
+    return apply
 
 
 def render(template: str, context: dict, user_templates: str | os.PathLike | None = None) -> str:
     """Render `template`, make sure the result is a Python program, and lay it out as `ruff format` does."""
-    source = _tidy(environment(user_templates).get_template(template).render(**context))
-    _parse(source)
+    import jinja2
+
+    try:
+        source = _tidy(environment(user_templates).get_template(template).render(**context))
+    except jinja2.TemplateError as error:  # most likely a user template (--templates): say where
+        raise UsageError(f"template error: {_template_position(error)}{error.message or error}") from None
+    _parse(source, user_templates)
     return _parse(ruff_format(source))
 
 
-def _parse(source: str) -> str:
+def _parse(source: str, templates=None) -> str:
     try:
         ast.parse(source)
     except SyntaxError as error:  # a template bug, or a user template's: show where
-        line = source.splitlines()[error.lineno - 1] if error.lineno else ""
-        raise RuntimeError(f"the rendered script does not parse: {error.msg} at line {error.lineno}: {line}") from None
+        line = source.splitlines()[error.lineno - 1].strip() if error.lineno else ""
+        where = _template_with(line, templates)
+        message = f"the rendered script does not parse: {error.msg} at line {error.lineno}: {line}{where}"
+        raise UsageError(message) from None
     return source
+
+
+def _template_position(error) -> str:
+    """'file.j2:12: ' from a syntax error, or from the template frame of an error raised while rendering."""
+    if getattr(error, "filename", None):
+        return f"{error.filename}:{error.lineno}: "
+    position = ""
+    traceback = error.__traceback__
+    while traceback is not None:
+        if traceback.tb_frame.f_code.co_filename.endswith(".j2"):
+            position = f"{traceback.tb_frame.f_code.co_filename}:{traceback.tb_lineno}: "
+        traceback = traceback.tb_next
+    return position
+
+
+def _template_with(line: str, templates) -> str:
+    """' (from DIR/x.py.j2)' for the user template that holds `line`: where to look for the mistake."""
+    for path in sorted(Path(templates).rglob("*.j2")) if templates else []:
+        if line and line in path.read_text(encoding="utf-8", errors="replace"):
+            return f" (from {path})"
+    return ""
 
 
 def ruff_format(source: str) -> str:

@@ -1,0 +1,252 @@
+"""`specc compile`, `specc diff` and `specc run --dry-run` on the command line: where scripts go, atomic
+writes, --check, --set, exit codes and messages (SPEC §9)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+
+import pytest
+
+from specc import api
+from specc.cli import Exit, main
+from tests.conftest import MINIMAL, ROOT
+
+TUNE = (
+    MINIMAL + "tune: {metric: val_accuracy, mode: max, space: {training.optimizer.lr: {loguniform: [1.0e-4, 0.1]}}}\n"
+)
+TENSORFLOW = MINIMAL.replace("framework: torch", "framework: tensorflow")
+BAD = MINIMAL.replace("training: {epochs: 2}", "training: {epochs: 0, optimiser: {type: sgd}}")
+
+
+def run_cli(*args, cwd):
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "specc", *args], capture_output=True, text=True, cwd=cwd, env=env, check=False
+    )
+
+
+@pytest.fixture
+def spec(write_spec, tmp_path, monkeypatch):
+    """A valid spec, tiny.yaml, in a temporary working directory."""
+    monkeypatch.chdir(tmp_path)
+    write_spec(MINIMAL, "tiny.yaml")
+    return "tiny.yaml"
+
+
+def expected(spec: str, output: str, overrides=()) -> str:
+    return api.compile(api.load(spec, overrides), output)
+
+
+# --- where the script goes --------------------------------------------------------------------------------
+
+
+def test_default_output_is_build_slash_spec_stem(spec, tmp_path, capsys):
+    assert main(["compile", spec]) == Exit.OK
+    out = tmp_path / "build" / "tiny.py"
+    assert capsys.readouterr().out == os.path.join("build", "tiny.py") + "\n"
+    assert out.read_text(encoding="utf-8") == expected(spec, "build/tiny.py")
+    assert "python tiny.py" in out.read_text(encoding="utf-8")  # the usage names the script
+
+
+def test_output_into_a_directory_that_does_not_exist_yet(spec, tmp_path):
+    out = tmp_path / "a" / "b" / "c" / "job.py"
+    assert main(["compile", spec, "-o", str(out)]) == Exit.OK
+    assert out.read_text(encoding="utf-8") == expected(spec, str(out))
+    assert "python job.py" in out.read_text(encoding="utf-8")
+    assert sorted(os.listdir(out.parent)) == ["job.py"]  # no temporary file left behind
+
+
+def test_an_existing_output_is_replaced_whole_by_a_rename(spec, tmp_path):
+    out = tmp_path / "job.py"
+    old = "# an old, much longer script\n" * 10_000
+    out.write_text(old, encoding="utf-8")
+    with open(out, encoding="utf-8") as reader:  # a reader of the old file keeps seeing all of it
+        assert main(["compile", spec, "-o", str(out)]) == Exit.OK
+        assert reader.read() == old
+    assert out.read_text(encoding="utf-8") == expected(spec, str(out))
+    assert sorted(os.listdir(tmp_path)) == ["job.py", "tiny.yaml"]
+
+
+def test_dash_prints_and_writes_nothing(spec, tmp_path, capsys):
+    assert main(["compile", spec, "-o", "-"]) == Exit.OK
+    out = capsys.readouterr().out
+    assert out == expected(spec, "-")
+    ast.parse(out)
+    assert sorted(os.listdir(tmp_path)) == ["tiny.yaml"]
+
+
+def test_set_overrides_apply(spec, capsys):
+    assert main(["compile", spec, "-o", "-", "--set", "model.hidden_sizes=[48, 24]", "--set", "training.epochs=7"]) == 0
+    out = capsys.readouterr().out
+    assert '"hidden_sizes": [48, 24]' in out
+    assert '"epochs": 7' in out
+    assert out == expected(spec, "-", ["model.hidden_sizes=[48, 24]", "training.epochs=7"])
+
+
+def test_a_bad_override_is_a_located_problem(spec, tmp_path, capsys):
+    assert main(["compile", spec, "--set", "model.hidden_sizes=[0]"]) == Exit.PROBLEMS
+    assert "model.hidden_sizes" in capsys.readouterr().err
+    assert not (tmp_path / "build").exists()
+
+
+# --- --check ----------------------------------------------------------------------------------------------
+
+
+def test_check_missing_output_exits_1(spec, tmp_path, capsys):
+    assert main(["compile", spec, "--check"]) == Exit.PROBLEMS
+    err = capsys.readouterr().err
+    assert "build/tiny.py is stale" in err and "specc compile tiny.yaml" in err
+    assert not (tmp_path / "build").exists()  # --check never writes
+
+
+def test_check_in_sync_exits_0_and_stale_exits_1(spec, tmp_path, capsys):
+    out = tmp_path / "build" / "tiny.py"
+    assert main(["compile", spec]) == Exit.OK
+    assert main(["compile", spec, "--check"]) == Exit.OK
+    out.write_text(out.read_text(encoding="utf-8") + "# edited by hand\n", encoding="utf-8")
+    assert main(["compile", spec, "--check"]) == Exit.PROBLEMS
+    assert out.read_text(encoding="utf-8").endswith("# edited by hand\n")  # left as it was
+    capsys.readouterr()
+
+
+def test_check_sees_a_changed_spec(spec, tmp_path, write_spec, capsys):
+    out = str(tmp_path / "job.py")
+    assert main(["compile", spec, "-o", out]) == Exit.OK
+    assert main(["compile", spec, "-o", out, "--check"]) == Exit.OK
+    assert main(["compile", spec, "-o", out, "--check", "--set", "training.epochs=3"]) == Exit.PROBLEMS
+    write_spec(MINIMAL.replace("[16]", "[17]"), "tiny.yaml")
+    assert main(["compile", spec, "-o", out, "--check"]) == Exit.PROBLEMS
+    capsys.readouterr()
+
+
+# --- failures ---------------------------------------------------------------------------------------------
+
+
+def test_spec_with_problems_exits_1_located_and_writes_nothing(write_spec, tmp_path):
+    write_spec(BAD, "bad.yaml")
+    (tmp_path / "job.py").write_text("old\n", encoding="utf-8")
+    done = run_cli("compile", "bad.yaml", "-o", "job.py", cwd=tmp_path)
+    assert done.returncode == Exit.PROBLEMS
+    lines = done.stderr.splitlines()
+    assert any(line.startswith("bad.yaml:6:") and "training.optimiser" in line for line in lines), done.stderr
+    assert any(line.startswith("bad.yaml:6:") and "training.epochs" in line for line in lines), done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    assert (tmp_path / "job.py").read_text(encoding="utf-8") == "old\n"
+    done = run_cli("compile", "bad.yaml", cwd=tmp_path)
+    assert done.returncode == Exit.PROBLEMS
+    assert not (tmp_path / "build").exists()
+
+
+@pytest.mark.parametrize(("text", "what"), [(TUNE, "a tune section"), (TENSORFLOW, "framework tensorflow")])
+def test_not_yet_compiled_specs_exit_2_with_one_line(write_spec, tmp_path, text, what):
+    write_spec(text, "later.yaml")
+    done = run_cli("compile", "later.yaml", cwd=tmp_path)
+    assert done.returncode == Exit.USAGE
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("specc compile: error: ") and what in line
+    assert not (tmp_path / "build").exists()
+
+
+def test_missing_spec_file(tmp_path):
+    done = run_cli("compile", "nope.yaml", cwd=tmp_path)
+    assert done.returncode in (Exit.PROBLEMS, Exit.USAGE)
+    assert "nope.yaml" in done.stderr and "Traceback" not in done.stderr
+
+
+# --- diff -------------------------------------------------------------------------------------------------
+
+
+def test_diff_shows_the_changed_value(write_spec, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    write_spec(MINIMAL, "a.yaml")
+    write_spec(MINIMAL.replace("hidden_sizes: [16]", "hidden_sizes: [32, 16]"), "b.yaml")
+    assert main(["diff", "a.yaml", "b.yaml"]) == Exit.OK
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["--- a.yaml", "+++ b.yaml"]
+    removed = [line for line in lines[2:] if line.startswith("-")]
+    added = [line for line in lines[2:] if line.startswith("+")]
+    assert any('"hidden_sizes": [16]' in line for line in removed), lines
+    assert any('"hidden_sizes": [32, 16]' in line for line in added), lines
+
+
+def test_diff_of_a_spec_with_itself_is_empty(write_spec, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    write_spec(MINIMAL, "a.yaml")
+    assert main(["diff", "a.yaml", "a.yaml"]) == Exit.OK
+    assert capsys.readouterr().out == ""
+
+
+def test_diff_of_identical_copies_shows_only_where_they_came_from(write_spec, tmp_path, monkeypatch, capsys):
+    """Two files with the same text compile to the same program; only the provenance line names each file."""
+    monkeypatch.chdir(tmp_path)
+    write_spec(MINIMAL, "a.yaml")
+    write_spec(MINIMAL, "b.yaml")
+    assert main(["diff", "a.yaml", "b.yaml"]) == Exit.OK
+    changed = [line for line in capsys.readouterr().out.splitlines()[2:] if line[:1] in "+-"]
+    assert changed == [
+        "-Compiled by specc 0.1.0 for Ray 2.60.0 from a.yaml",
+        "+Compiled by specc 0.1.0 for Ray 2.60.0 from b.yaml",
+    ]
+
+
+def test_diff_with_a_spec_that_does_not_compile_exits_2(write_spec, tmp_path):
+    write_spec(MINIMAL, "a.yaml")
+    write_spec(TUNE, "b.yaml")
+    done = run_cli("diff", "a.yaml", "b.yaml", cwd=tmp_path)
+    assert done.returncode == Exit.USAGE
+    assert len(done.stderr.splitlines()) == 1 and "tune" in done.stderr
+
+
+# --- run --dry-run ----------------------------------------------------------------------------------------
+
+PROBE = """
+import sys
+from specc.cli import main
+code = main(["run", {spec!r}, "--dry-run"])
+print("EXIT:", int(code))
+print("HEAVY:", ",".join(sorted(m for m in ("ray", "torch", "tensorflow") if m in sys.modules)))
+"""
+
+
+def test_run_dry_run_prints_the_plan_and_starts_no_ray(write_spec, tmp_path):
+    write_spec(MINIMAL.replace("training: {epochs: 2}", "training: {epochs: 2}\nscaling: {num_workers: 2}"), "s.yaml")
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(spec="s.yaml")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-2:] == ["EXIT: 0", "HEAVY: "], done.stdout + done.stderr
+    plan = "\n".join(lines[:-2])
+    assert plan.startswith("tiny: one torch training run")
+    assert "2 epoch(s)" in plan and "2 Ray Train worker(s)" in plan
+    assert "val_accuracy" in plan and os.path.join("runs", "tiny") in plan
+    assert sorted(os.listdir(tmp_path)) == ["s.yaml"]  # no run directory, no script
+
+
+def test_run_dry_run_refuses_what_it_cannot_compile(write_spec, tmp_path):
+    write_spec(TUNE, "t.yaml")
+    done = run_cli("run", "t.yaml", "--dry-run", cwd=tmp_path)
+    assert done.returncode == Exit.USAGE
+    assert "Traceback" not in done.stderr
+
+
+def test_a_failed_render_leaves_the_existing_output_alone(spec, tmp_path):
+    """A user template that renders invalid Python: the old script stays, whole, and nothing else appears."""
+    templates = tmp_path / "templates" / "torch"
+    templates.mkdir(parents=True)
+    (templates / "model_mlp.py.j2").write_text("def build_model(:\n    pass\n", encoding="utf-8")
+    (tmp_path / "job.py").write_text("old\n", encoding="utf-8")
+    done = run_cli("compile", spec, "-o", "job.py", "--templates", "templates", cwd=tmp_path)
+    assert done.returncode != 0
+    assert "does not parse" in done.stderr
+    assert (tmp_path / "job.py").read_text(encoding="utf-8") == "old\n"
+    assert sorted(os.listdir(tmp_path)) == ["job.py", "templates", "tiny.yaml"]

@@ -1,0 +1,336 @@
+"""Golden tests: every example spec that compiles has its expected script in tests/golden/<spec stem>.py.
+
+    SPECC_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_golden.py     # rewrite them
+
+Specs are compiled as `specc compile specs/<stem>.yaml` does from the repo root (relative spec path,
+default output build/<stem>.py), so a golden does not depend on where the checkout lives. Besides equality:
+every golden parses, is ruff-clean with the project's config and `ruff format`-stable; output is
+byte-identical under different hash seeds; only the code paths a spec uses are emitted; and compiling
+imports neither ray, torch nor tensorflow (nor the spec's own factory modules).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import functools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from specc import api
+from specc.errors import UsageError
+from tests.conftest import ROOT
+
+GOLDEN = ROOT / "tests" / "golden"
+UPDATE = os.environ.get("SPECC_UPDATE_GOLDEN") == "1"
+SPECS = [Path(path).relative_to(ROOT).as_posix() for path in api.spec_files([ROOT / "specs"])]
+
+
+def _train_only_torch(spec: str) -> bool:
+    experiment = api.load(ROOT / spec)
+    return experiment.framework == "torch" and experiment.tune is None
+
+
+TRAIN_ONLY_TORCH = [spec for spec in SPECS if _train_only_torch(spec)]  # what this specc compiles
+
+
+def compile_spec(spec: str) -> str:
+    """The script `specc compile SPEC` writes (to build/<stem>.py), compiled from the repo root."""
+    with contextlib.chdir(ROOT):
+        return api.compile(api.load(spec), output=f"build/{Path(spec).stem}.py")
+
+
+@functools.cache
+def compiled(spec: str) -> str | UsageError:
+    """The script, or the UsageError of a spec this specc does not compile yet (tune, tensorflow)."""
+    try:
+        return compile_spec(spec)
+    except UsageError as error:
+        return error
+
+
+def golden_path(spec: str) -> Path:
+    return GOLDEN / f"{Path(spec).stem}.py"
+
+
+def compilable() -> list[str]:
+    return [spec for spec in SPECS if isinstance(compiled(spec), str)]
+
+
+def not_compilable() -> list[str]:
+    return [spec for spec in SPECS if not isinstance(compiled(spec), str)]
+
+
+def goldens() -> list[Path]:
+    return sorted(GOLDEN.glob("*.py"))
+
+
+# --- the goldens themselves -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_compiled_script_matches_golden(spec):
+    source = compiled(spec)
+    golden = golden_path(spec)
+    if isinstance(source, UsageError):
+        if UPDATE:
+            golden.unlink(missing_ok=True)
+        assert not golden.exists(), f"{spec} no longer compiles ({source}) but {golden.name} exists"
+        pytest.skip(f"not compiled by this specc (tune or tensorflow): {spec}: {source}")
+    if UPDATE:
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        if not golden.exists() or golden.read_text(encoding="utf-8") != source:
+            golden.write_text(source, encoding="utf-8", newline="\n")
+    assert golden.exists(), f"no golden for {spec}: run SPECC_UPDATE_GOLDEN=1 pytest {Path(__file__).name}"
+    expected = golden.read_text(encoding="utf-8")
+    assert source == expected, f"{spec} compiles differently from {golden.name}: rerun with SPECC_UPDATE_GOLDEN=1"
+
+
+def test_only_tune_and_tensorflow_specs_are_skipped():
+    """The skipped specs are exactly those with a tune section or framework tensorflow (listed here)."""
+    skipped = not_compilable()
+    for spec in skipped:
+        experiment = api.load(ROOT / spec)
+        assert experiment.tune is not None or experiment.framework == "tensorflow", f"{spec}: {compiled(spec)}"
+    print("not compiled (tune or tensorflow):", ", ".join(skipped))
+    assert compilable(), "no example spec compiles"
+
+
+def test_every_golden_belongs_to_a_compilable_spec():
+    stems = {Path(spec).stem for spec in compilable()}
+    orphans = [path for path in goldens() if path.stem not in stems]
+    if UPDATE:
+        for path in orphans:
+            path.unlink()
+        orphans = []
+    assert not orphans, f"goldens without a compilable spec (delete them): {[path.name for path in orphans]}"
+
+
+def test_golden_set_covers_the_new_examples():
+    expected = {
+        "digits_mlp",
+        "base_digits",
+        "digits_cnn",
+        "iris_local",
+        "digits_ray_data",
+        "breast_cancer_bce",
+        "synthetic_regression_mae",
+        "custom_model",
+        "digits_gpu",
+    }
+    assert expected <= {path.stem for path in goldens()}
+
+
+def test_goldens_parse():
+    assert goldens()
+    for path in goldens():
+        ast.parse(path.read_text(encoding="utf-8"), filename=path.name)
+
+
+def ruff(*args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "ruff", *args, "--config", "pyproject.toml", "--no-cache", str(GOLDEN)]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False)
+
+
+def test_goldens_are_ruff_clean():
+    assert goldens()
+    done = ruff("check")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_goldens_are_ruff_format_stable():
+    assert goldens()
+    done = ruff("format", "--check")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+# --- determinism ------------------------------------------------------------------------------------------
+
+COMPILE_ALL = """
+import contextlib, json, sys
+from pathlib import Path
+from specc import api
+from specc.errors import UsageError
+out = {}
+for spec in json.loads(sys.argv[1]):
+    try:
+        out[spec] = api.compile(api.load(spec), output=f"build/{Path(spec).stem}.py")
+    except UsageError as error:
+        out[spec] = f"UsageError: {error}"
+sys.stdout.write(json.dumps(out))
+"""
+
+
+def test_output_does_not_depend_on_the_hash_seed():
+    """Two interpreters with different PYTHONHASHSEED compile every example spec to the same bytes."""
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", COMPILE_ALL, json.dumps(SPECS)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        for seed in ("1", "4242")
+    ]
+    outputs = []
+    for process in runs:
+        stdout, stderr = process.communicate(timeout=300)
+        assert process.returncode == 0, stderr.decode()
+        outputs.append(stdout)
+    assert outputs[0] == outputs[1]
+    first = json.loads(outputs[0])
+    assert set(first) == set(SPECS)
+    for spec in compilable():  # and the same bytes as this process (hash seed random or whatever pytest set)
+        assert first[spec] == compiled(spec), spec
+
+
+# --- only the code paths a spec uses ----------------------------------------------------------------------
+
+
+def golden_text(stem: str) -> str:
+    path = GOLDEN / f"{stem}.py"
+    if not path.exists():
+        pytest.skip(f"no golden {path.name}")
+    return path.read_text(encoding="utf-8")
+
+
+GPU_PATHS = ('TorchConfig(backend="nccl" if use_gpu else "gloo")', "pin_memory=True", "torch.autocast(", "GradScaler(")
+
+
+def test_gpu_golden_has_the_gpu_code_paths():
+    source = golden_text("digits_gpu")
+    for needle in GPU_PATHS:
+        assert needle in source, needle
+    assert "config, num_workers, use_gpu, resources = CONFIG, 2, True," in source
+    assert "scaler.unscale_(optimizer)" in source  # clipping under a GradScaler unscales first
+
+
+def test_cpu_golden_has_none_of_them():
+    source = golden_text("digits_mlp")
+    for needle in ("nccl", "pin_memory", "autocast", "GradScaler", "scaler.step", "cuda"):
+        assert needle not in source, needle
+    assert 'TorchConfig(backend="gloo")' in source
+
+
+def test_mixed_precision_on_cpu_keeps_the_scaler_but_no_gpu_transport():
+    source = golden_text("digits_cnn")
+    assert "GradScaler(" in source and "torch.autocast(" in source
+    assert "nccl" not in source and "pin_memory" not in source
+
+
+def test_no_lr_schedule_means_no_make_lr_schedule():
+    source = golden_text("digits_mlp")
+    assert "make_lr_schedule" not in source
+    assert "lr_schedule = None" in source
+
+
+def used_paths(spec: str) -> dict[str, bool]:
+    """What a spec's compiled script must contain (True) or leave out (False), from the spec alone."""
+    e = api.load(ROOT / spec)
+    mlp = e.model.type == "mlp"
+    return {
+        "def make_lr_schedule(": e.training.lr_schedule.type != "none",
+        "GradScaler(": e.training.mixed_precision,
+        "clip_grad_norm_(": e.training.grad_clip_norm is not None,
+        "pin_memory=True": e.scaling.use_gpu and e.dataset.loader != "ray_data",
+        '"nccl"': e.scaling.backend == "nccl",
+        "def load_factory(": "custom" in (e.model.type, e.dataset.type),
+        "import importlib": "custom" in (e.model.type, e.dataset.type),
+        "SPEC_DIR =": "custom" in (e.model.type, e.dataset.type),
+        "get_dataset_shard(": e.dataset.loader == "ray_data",
+        "prepare_data_loader(": e.dataset.loader != "ray_data",
+        "import ray.data": e.dataset.loader == "ray_data" or e.dataset.type in ("csv", "parquet", "jsonl", "npz"),
+        "nn.Conv2d(": e.model.type in ("cnn", "torchvision"),
+        "nn.BatchNorm1d(": mlp and e.model.batch_norm,
+        "nn.Dropout(": e.model.type in ("mlp", "cnn") and e.model.dropout > 0,
+        "torchvision": e.model.type == "torchvision" or e.dataset.type == "torchvision",
+        "def standardize(": e.dataset.type in ("iris", "wine", "breast_cancer", "synthetic_classification")
+        or e.dataset.type == "synthetic_regression"
+        or (e.dataset.type in ("csv", "parquet", "jsonl", "npz") and e.dataset.loader != "ray_data"),
+        "torch.optim.SGD(": e.training.optimizer.type == "sgd",
+        "torch.optim.Adam(": e.training.optimizer.type == "adam",
+        "torch.optim.AdamW(": e.training.optimizer.type == "adamw",
+        "torch.optim.RMSprop(": e.training.optimizer.type == "rmsprop",
+        "get_best_checkpoint(": e.run.checkpoint_score is not None,
+    }
+
+
+@pytest.mark.parametrize("spec", TRAIN_ONLY_TORCH)
+def test_only_used_code_paths_are_emitted(spec):
+    source = compiled(spec)
+    assert isinstance(source, str), source
+    wrong = {needle: wanted for needle, wanted in used_paths(spec).items() if (needle in source) != wanted}
+    assert not wrong, f"{spec}: expected present (True) / absent (False): {wrong}"
+
+
+def test_the_new_examples_exercise_their_code_paths():
+    assert "torch.optim.lr_scheduler.StepLR(" in golden_text("digits_cnn")
+    assert "torch.optim.lr_scheduler.ExponentialLR(" in golden_text("iris_local")
+    assert "torch.optim.lr_scheduler.CosineAnnealingLR(" in golden_text("digits_ray_data")
+    assert "torch.optim.lr_scheduler.MultiStepLR(" in golden_text("breast_cancer_bce")
+    assert "nn.BCEWithLogitsLoss()" in golden_text("breast_cancer_bce")
+    assert "((outputs > 0).float() == yb).sum().float()" in golden_text("breast_cancer_bce")
+    regression = golden_text("synthetic_regression_mae")
+    assert "nn.L1Loss()" in regression and '"val_mse"' in regression and '"val_mae"' in regression
+    custom = golden_text("custom_model")
+    assert 'SPEC_DIR = "specs"' in custom and '"factory": "factories.tiny_models:make"' in custom
+    assert "datasets=datasets" in golden_text("digits_ray_data")
+    assert "config, num_workers, use_gpu, resources = CONFIG, 0, False," in golden_text("iris_local")
+
+
+def test_accelerator_type_reaches_the_scaling_config(tmp_path):
+    spec = tmp_path / "gpu.yaml"
+    text = (ROOT / "specs" / "digits_gpu.yaml").read_text(encoding="utf-8")
+    spec.write_text(text.replace("  backend: nccl\n", "  backend: nccl\n  accelerator_type: A100\n"), encoding="utf-8")
+    experiment = api.load(spec)
+    assert experiment.scaling.accelerator_type == "A100"
+    assert 'accelerator_type="A100"' in api.compile(experiment)
+
+
+def scaling_config_argument(source: str, name: str) -> ast.expr:
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "ray.train.ScalingConfig":
+            return next(keyword.value for keyword in node.keywords if keyword.arg == name)
+    raise AssertionError("no ray.train.ScalingConfig(...) call")
+
+
+def test_smoke_mode_drops_gpu_resources(tmp_path):
+    spec = tmp_path / "gpu.yaml"
+    text = (ROOT / "specs" / "digits_gpu.yaml").read_text(encoding="utf-8")
+    spec.write_text(text.replace("resources_per_worker: {CPU: 1}", "resources_per_worker: {CPU: 1, GPU: 1}"))
+    source = api.compile(api.load(spec))
+    assert ast.unparse(scaling_config_argument(source, "use_gpu")) == "use_gpu"  # False under --smoke
+    resources = scaling_config_argument(source, "resources_per_worker")
+    fixed_gpu = isinstance(resources, ast.Dict) and any(
+        isinstance(key, ast.Constant) and key.value == "GPU" for key in resources.keys
+    )
+    assert not fixed_gpu, f"resources_per_worker={ast.unparse(resources)} whatever --smoke says"
+
+
+# --- compile stays light ----------------------------------------------------------------------------------
+
+HEAVY = ("ray", "torch", "tensorflow", "keras", "jax", "sklearn", "torchvision", "factories")
+PROBE = """
+import sys
+from specc.cli import main
+codes = [int(main(["compile", spec, "-o", "-"])) for spec in {specs!r}]
+heavy = sorted(name for name in sys.modules if name.split(".")[0] in {heavy!r})
+print("CODES:", codes)
+print("HEAVY:", ",".join(heavy))
+"""
+
+
+def test_compile_imports_neither_ray_torch_tensorflow_nor_user_code():
+    specs = ["specs/digits_gpu.yaml", "specs/custom_model.yaml", "specs/digits_ray_data.yaml"]
+    probe = PROBE.format(specs=specs, heavy=HEAVY)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-2] == "CODES: [0, 0, 0]", done.stderr
+    assert lines[-1] == "HEAVY: ", lines[-1]
