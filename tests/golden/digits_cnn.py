@@ -93,7 +93,7 @@ class Batches(torch.utils.data.Dataset):
     """
 
     def __init__(self, x, y, batch_size, seed=None):
-        self.x, self.y, self.batch_size, self.seed = torch.from_numpy(x), torch.from_numpy(y), batch_size, seed
+        self.x, self.y, self.batch_size, self.seed = torch.tensor(x), torch.tensor(y), batch_size, seed
         self.order = torch.arange(len(self.x))
 
     def set_epoch(self, epoch):

@@ -264,6 +264,10 @@ def main(argv=None, artefacts=None):
     if args.smoke:
         training = {**CONFIG["training"], "epochs": 1, "max_batches": 3}
         config, num_workers, use_gpu = {**CONFIG, "training": training}, min(num_workers, 2), False
+    # Ray Train workers run in their own directories: data paths are made absolute here, in the driver.
+    data = config["dataset"]
+    if "://" not in data["root"]:
+        config = {**config, "dataset": {**data, "root": os.path.abspath(data["root"])}}
     storage_path = args.storage_path if "://" in args.storage_path else os.path.abspath(args.storage_path)
     run_dir = os.path.join(storage_path, RUN_NAME)
     if not args.resume and os.path.exists(run_dir):
