@@ -145,7 +145,8 @@ def compile(experiment: Experiment, output: str | None = None, templates: str | 
     from specc.render import render
     from specc.resolve import plan as make_plan
 
-    plan = make_plan(experiment)
+    script_dir = os.path.dirname(os.path.abspath(output)) if output and output != "-" else None
+    plan = make_plan(experiment, script_dir)
     if plan.shape != "train" or experiment.framework != "torch":
         what = "a tune section" if plan.shape != "train" else "framework tensorflow"
         raise UsageError(f"this specc compiles torch specs without a tune section; {experiment.name} has {what}")

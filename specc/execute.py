@@ -7,6 +7,7 @@ exactly the code that is written to the run directory.
 
 from __future__ import annotations
 
+import os
 import types
 from dataclasses import dataclass, field
 
@@ -33,16 +34,15 @@ def run(
     templates=None,
 ) -> RunResult:
     from specc import api
-    from specc.spec_yaml import dump_spec
 
     source = api.compile(experiment, templates=templates)
     module = types.ModuleType(f"specc_run_{experiment.name.replace('-', '_')}")
-    module.__file__ = "script.py"
+    module.__file__ = os.path.join(os.getcwd(), "script.py")  # relative paths in the script start here
     exec(compile(source, module.__file__, "exec"), module.__dict__)
 
     argv = [*(["--smoke"] if smoke else []), *(["--resume"] if resume else [])]
     argv += [*(["--address", address] if address else []), *(["--storage-path", storage_path] if storage_path else [])]
-    artefacts = {"script.py": source, "spec.resolved.yaml": dump_spec(experiment)}
+    artefacts = {"script.py": source, "spec.resolved.yaml": module.RESOLVED_SPEC}
     spec_file = getattr(getattr(experiment, "_raw", None), "file", None)
     started = _start_ray(module, address or experiment.cluster.address, spec_file)
     try:

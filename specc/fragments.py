@@ -10,6 +10,7 @@ import os
 
 from specc.render import Code, Multiline, literal
 from specc.resolve import Plan
+from specc.spec_yaml import dump_spec
 
 ACTIVATIONS = {
     "relu": "nn.ReLU()",
@@ -47,6 +48,7 @@ def context(plan: Plan, script_name: str) -> dict:
         "plan": plan,
         "e": e,
         "docstring": Multiline(_docstring(plan, script_name)),
+        "resolved_spec": Multiline(dump_spec(e)),
         "imports": _imports(plan),
         "config": plan.config,
         "activation": Code(ACTIVATIONS[getattr(e.model, "activation", "relu")]),

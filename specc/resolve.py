@@ -10,7 +10,6 @@ import os
 from dataclasses import dataclass, field
 
 from specc import __version__
-from specc.loader import display
 from specc.spec import Experiment
 
 RAY_VERSION = "2.60.0"  # the Ray the generated code is written for (pinned in pyproject.toml)
@@ -26,7 +25,7 @@ class Plan:
     shape: str  # "train": one Trainer run (tune shapes come with the Tune compiler)
     spec_file: str  # as the user named it, relative to the working directory when below it
     spec_sha256: str
-    spec_dir: str  # relative to the working directory (custom factories, relative data paths)
+    spec_dir: str  # relative to the script's directory (custom factories are imported from there)
     config: dict  # the CONFIG literal: resolved model, dataset and training sections
     data_source: str  # in_memory | files | torchvision
     loader: str  # torch_dataloader | ray_data
@@ -43,10 +42,12 @@ class Plan:
         return self.experiment
 
 
-def plan(experiment: Experiment, spec_file: str | None = None) -> Plan:
+def plan(experiment: Experiment, script_dir: str | None = None) -> Plan:
+    """`script_dir`: where the script will live (default: the working directory); the script's relative paths
+    (the spec's directory, data paths) are relative to it, so it runs from any working directory."""
     raw = getattr(experiment, "_raw", None)
-    spec_file = spec_file or (raw.file if raw else f"{experiment.name}.yaml")
-    spec_dir = display(os.path.dirname(os.path.abspath(spec_file)))
+    spec_file = raw.file if raw else f"{experiment.name}.yaml"
+    spec_dir = os.path.relpath(os.path.dirname(os.path.abspath(spec_file)), os.path.abspath(script_dir or "."))
     dataset = experiment.dataset
     data_source = "in_memory" if dataset.type in IN_MEMORY else "files" if dataset.type in FILES else dataset.type
     loader = dataset.loader
@@ -82,7 +83,7 @@ def _num_outputs(experiment: Experiment) -> int | None:
 
 
 def _config(experiment: Experiment, spec_dir: str) -> dict:
-    """The resolved sections the training function reads, paths made relative to the working directory."""
+    """The resolved sections the training function reads; data paths relative to the script's directory."""
     data = experiment.model_dump(mode="json", include={"model", "dataset", "training"})
     dataset = data["dataset"]
     for key in ("path", "root"):

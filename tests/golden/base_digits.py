@@ -266,7 +266,7 @@ def main(argv=None, artefacts=None):
 
     started = start_ray(args.address)
     try:
-        write_files(run_dir, artefacts or {"script.py": own_source()})
+        write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
         trainer = ray.train.torch.TorchTrainer(
             train_func,
             train_loop_config=config,
@@ -346,6 +346,76 @@ def write_files(run_dir, files):
 def own_source():
     with open(__file__, encoding="utf-8") as handle:
         return handle.read()
+
+
+# The spec this script was compiled from, resolved; each run directory keeps it as spec.resolved.yaml.
+RESOLVED_SPEC = """specc: 1
+name: base-digits
+description: Shared settings for the digits search examples; runs as a single 1-worker training job
+framework: torch
+model:
+  type: mlp
+  hidden_sizes: [128]
+  activation: relu
+  dropout: 0.0
+  batch_norm: false
+dataset:
+  type: digits
+  batch_size: 64
+  validation_fraction: 0.2
+  shuffle_seed: 0
+  loader: torch_dataloader
+training:
+  epochs: 10
+  loss: cross_entropy
+  optimizer:
+    type: sgd
+    lr: 0.05
+    momentum: 0.9
+    weight_decay: 0.0
+    nesterov: false
+  lr_schedule:
+    type: none
+  metrics: [accuracy]
+  grad_clip_norm: null
+  mixed_precision: false
+  seed: 0
+  checkpoint_every: 1
+scaling:
+  num_workers: 1
+  use_gpu: false
+  resources_per_worker:
+    CPU: 1.0
+  placement_strategy: PACK
+  backend: gloo
+  accelerator_type: null
+tune: null
+scheduler: null
+stop: null
+run:
+  storage_path: ./runs
+  name: base-digits
+  checkpoints_to_keep: 2
+  checkpoint_score: null
+  max_failures: 0
+  callbacks: [csv]
+  resume: auto
+cluster:
+  address: null
+  runtime_env:
+    env_vars:
+      OMP_NUM_THREADS: '1'
+      PYTHONHASHSEED: '0'
+    pip: null
+    uv: null
+    conda: null
+    py_modules: null
+    image_uri: null
+    config: null
+  working_dir: null
+  excludes: null
+  init_timeout_s: 60
+"""
 
 
 if __name__ == "__main__":

@@ -277,7 +277,7 @@ def main(argv=None, artefacts=None):
 
     started = start_ray(args.address)
     try:
-        write_files(run_dir, artefacts or {"script.py": own_source()})
+        write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
         trainer = ray.train.torch.TorchTrainer(
             train_func,
             train_loop_config=config,
@@ -356,6 +356,77 @@ def write_files(run_dir, files):
 def own_source():
     with open(__file__, encoding="utf-8") as handle:
         return handle.read()
+
+
+# The spec this script was compiled from, resolved; each run directory keeps it as spec.resolved.yaml.
+RESOLVED_SPEC = """specc: 1
+name: breast-cancer-bce
+description: Binary MLP on breast cancer with bce_with_logits, SGD nesterov, multistep LR
+framework: torch
+model:
+  type: mlp
+  hidden_sizes: [32]
+  activation: relu
+  dropout: 0.2
+  batch_norm: false
+dataset:
+  type: breast_cancer
+  batch_size: 32
+  validation_fraction: 0.2
+  shuffle_seed: 0
+  loader: torch_dataloader
+training:
+  epochs: 8
+  loss: bce_with_logits
+  optimizer:
+    type: sgd
+    lr: 0.05
+    momentum: 0.9
+    weight_decay: 0.0001
+    nesterov: true
+  lr_schedule:
+    type: multistep
+    milestones: [4, 6]
+    gamma: 0.2
+  metrics: [accuracy]
+  grad_clip_norm: null
+  mixed_precision: false
+  seed: 0
+  checkpoint_every: 4
+scaling:
+  num_workers: 1
+  use_gpu: false
+  resources_per_worker: null
+  placement_strategy: PACK
+  backend: gloo
+  accelerator_type: null
+tune: null
+scheduler: null
+stop: null
+run:
+  storage_path: ./runs
+  name: breast-cancer-bce
+  checkpoints_to_keep: 1
+  checkpoint_score:
+    metric: val_loss
+    mode: min
+  max_failures: 0
+  callbacks: []
+  resume: auto
+cluster:
+  address: null
+  runtime_env:
+    env_vars: {}
+    pip: null
+    uv: null
+    conda: null
+    py_modules: null
+    image_uri: null
+    config: null
+  working_dir: null
+  excludes: null
+  init_timeout_s: 60
+"""
 
 
 if __name__ == "__main__":

@@ -56,7 +56,8 @@ CONFIG = {
 }
 RUN_NAME = "custom-model"
 STORAGE_PATH = "./runs"
-SPEC_DIR = "specs"  # custom factories are imported from here (relative to the working directory)
+HERE = os.path.dirname(os.path.abspath(__file__))  # relative paths in CONFIG and SPEC_DIR start here
+SPEC_DIR = "../specs"  # custom factories are imported from here (relative to this script)
 
 
 def load_data(cfg):
@@ -286,7 +287,7 @@ def main(argv=None, artefacts=None):
     if args.smoke:
         training = {**CONFIG["training"], "epochs": 1, "max_batches": 3}
         config, num_workers, use_gpu = {**CONFIG, "training": training}, min(num_workers, 2), False
-    config = {**config, "spec_dir": os.path.abspath(SPEC_DIR)}
+    config = {**config, "spec_dir": os.path.normpath(os.path.join(HERE, SPEC_DIR))}
     use_spec_dir(config["spec_dir"])
     storage_path = args.storage_path if "://" in args.storage_path else os.path.abspath(args.storage_path)
     run_dir = os.path.join(storage_path, RUN_NAME)
@@ -295,7 +296,7 @@ def main(argv=None, artefacts=None):
 
     started = start_ray(args.address)
     try:
-        write_files(run_dir, artefacts or {"script.py": own_source()})
+        write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
         trainer = ray.train.torch.TorchTrainer(
             train_func,
             train_loop_config=config,
@@ -371,6 +372,73 @@ def write_files(run_dir, files):
 def own_source():
     with open(__file__, encoding="utf-8") as handle:
         return handle.read()
+
+
+# The spec this script was compiled from, resolved; each run directory keeps it as spec.resolved.yaml.
+RESOLVED_SPEC = """specc: 1
+name: custom-model
+description: A model from your own factory (factories/tiny_models.py) on the wine table
+framework: torch
+model:
+  type: custom
+  factory: factories.tiny_models:make
+  kwargs:
+    hidden: 32
+dataset:
+  type: wine
+  batch_size: 16
+  validation_fraction: 0.25
+  shuffle_seed: 0
+  loader: torch_dataloader
+training:
+  epochs: 10
+  loss: cross_entropy
+  optimizer:
+    type: adam
+    lr: 0.01
+    betas: [0.9, 0.999]
+    eps: 1.0e-08
+    weight_decay: 0.0
+    amsgrad: false
+  lr_schedule:
+    type: none
+  metrics: [accuracy]
+  grad_clip_norm: null
+  mixed_precision: false
+  seed: 0
+  checkpoint_every: 1
+scaling:
+  num_workers: 1
+  use_gpu: false
+  resources_per_worker: null
+  placement_strategy: PACK
+  backend: gloo
+  accelerator_type: null
+tune: null
+scheduler: null
+stop: null
+run:
+  storage_path: ./runs
+  name: custom-model
+  checkpoints_to_keep: 2
+  checkpoint_score: null
+  max_failures: 0
+  callbacks: []
+  resume: auto
+cluster:
+  address: null
+  runtime_env:
+    env_vars: {}
+    pip: null
+    uv: null
+    conda: null
+    py_modules: null
+    image_uri: null
+    config: null
+  working_dir: null
+  excludes: null
+  init_timeout_s: 60
+"""
 
 
 if __name__ == "__main__":

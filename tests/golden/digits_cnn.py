@@ -304,7 +304,7 @@ def main(argv=None, artefacts=None):
 
     started = start_ray(args.address)
     try:
-        write_files(run_dir, artefacts or {"script.py": own_source()})
+        write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
         trainer = ray.train.torch.TorchTrainer(
             train_func,
             train_loop_config=config,
@@ -383,6 +383,80 @@ def write_files(run_dir, files):
 def own_source():
     with open(__file__, encoding="utf-8") as handle:
         return handle.read()
+
+
+# The spec this script was compiled from, resolved; each run directory keeps it as spec.resolved.yaml.
+RESOLVED_SPEC = """specc: 1
+name: digits-cnn
+description: CNN on sklearn digits, adam + step LR, grad clipping, mixed precision (no-op on CPU)
+framework: torch
+model:
+  type: cnn
+  channels: [16, 32]
+  kernel_size: 3
+  hidden_sizes: [64]
+  activation: relu
+  dropout: 0.1
+dataset:
+  type: digits
+  batch_size: 64
+  validation_fraction: 0.2
+  shuffle_seed: 0
+  loader: torch_dataloader
+training:
+  epochs: 6
+  loss: cross_entropy
+  optimizer:
+    type: adam
+    lr: 0.002
+    betas: [0.9, 0.999]
+    eps: 1.0e-08
+    weight_decay: 1.0e-05
+    amsgrad: false
+  lr_schedule:
+    type: step
+    step_size: 2
+    gamma: 0.5
+  metrics: [accuracy, top5_accuracy]
+  grad_clip_norm: 1.0
+  mixed_precision: true
+  seed: 0
+  checkpoint_every: 2
+scaling:
+  num_workers: 1
+  use_gpu: false
+  resources_per_worker:
+    CPU: 1.0
+  placement_strategy: PACK
+  backend: gloo
+  accelerator_type: null
+tune: null
+scheduler: null
+stop: null
+run:
+  storage_path: ./runs
+  name: digits-cnn
+  checkpoints_to_keep: 1
+  checkpoint_score:
+    metric: val_accuracy
+    mode: max
+  max_failures: 0
+  callbacks: []
+  resume: auto
+cluster:
+  address: null
+  runtime_env:
+    env_vars: {}
+    pip: null
+    uv: null
+    conda: null
+    py_modules: null
+    image_uri: null
+    config: null
+  working_dir: null
+  excludes: null
+  init_timeout_s: 60
+"""
 
 
 if __name__ == "__main__":

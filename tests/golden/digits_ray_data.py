@@ -266,7 +266,7 @@ def main(argv=None, artefacts=None):
 
     started = start_ray(args.address)
     try:
-        write_files(run_dir, artefacts or {"script.py": own_source()})
+        write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
         datasets, facts = make_datasets(config["dataset"])
         config = {**config, "data": facts}
         trainer = ray.train.torch.TorchTrainer(
@@ -345,6 +345,78 @@ def write_files(run_dir, files):
 def own_source():
     with open(__file__, encoding="utf-8") as handle:
         return handle.read()
+
+
+# The spec this script was compiled from, resolved; each run directory keeps it as spec.resolved.yaml.
+RESOLVED_SPEC = """specc: 1
+name: digits-ray-data
+description: MLP on sklearn digits read through Ray Data shards, 2 workers, adamw + cosine LR
+framework: torch
+model:
+  type: mlp
+  hidden_sizes: [64]
+  activation: gelu
+  dropout: 0.1
+  batch_norm: false
+dataset:
+  type: digits
+  batch_size: 32
+  validation_fraction: 0.2
+  shuffle_seed: 0
+  loader: ray_data
+training:
+  epochs: 5
+  loss: cross_entropy
+  optimizer:
+    type: adamw
+    lr: 0.003
+    betas: [0.9, 0.999]
+    eps: 1.0e-08
+    weight_decay: 0.01
+    amsgrad: false
+  lr_schedule:
+    type: cosine
+    t_max: 5
+    eta_min: 1.0e-05
+  metrics: [accuracy]
+  grad_clip_norm: null
+  mixed_precision: false
+  seed: 0
+  checkpoint_every: 1
+scaling:
+  num_workers: 2
+  use_gpu: false
+  resources_per_worker:
+    CPU: 1.0
+  placement_strategy: PACK
+  backend: gloo
+  accelerator_type: null
+tune: null
+scheduler: null
+stop: null
+run:
+  storage_path: ./runs
+  name: digits-ray-data
+  checkpoints_to_keep: 2
+  checkpoint_score: null
+  max_failures: 0
+  callbacks: []
+  resume: auto
+cluster:
+  address: null
+  runtime_env:
+    env_vars:
+      OMP_NUM_THREADS: '1'
+    pip: null
+    uv: null
+    conda: null
+    py_modules: null
+    image_uri: null
+    config: null
+  working_dir: null
+  excludes: null
+  init_timeout_s: 60
+"""
 
 
 if __name__ == "__main__":

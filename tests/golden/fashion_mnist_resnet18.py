@@ -34,7 +34,7 @@ CONFIG = {
         "loader": "torch_dataloader",
         "type": "torchvision",
         "name": "FashionMNIST",
-        "root": "specs/data",
+        "root": "../specs/data",
         "download": False,
         "resize": None,
         "normalize": {"mean": [0.286], "std": [0.353]},
@@ -53,6 +53,7 @@ CONFIG = {
 }
 RUN_NAME = "fashion-mnist-resnet18"
 STORAGE_PATH = "./runs"
+HERE = os.path.dirname(os.path.abspath(__file__))  # relative paths in CONFIG and SPEC_DIR start here
 
 
 def load_datasets(cfg):
@@ -265,9 +266,10 @@ def main(argv=None, artefacts=None):
         training = {**CONFIG["training"], "epochs": 1, "max_batches": 3}
         config, num_workers, use_gpu = {**CONFIG, "training": training}, min(num_workers, 2), False
     # Ray Train workers run in their own directories: data paths are made absolute here, in the driver.
+    # Relative ones are relative to this script (where `specc compile -o` put it).
     data = config["dataset"]
     if "://" not in data["root"]:
-        config = {**config, "dataset": {**data, "root": os.path.abspath(data["root"])}}
+        config = {**config, "dataset": {**data, "root": os.path.join(HERE, data["root"])}}
     storage_path = args.storage_path if "://" in args.storage_path else os.path.abspath(args.storage_path)
     run_dir = os.path.join(storage_path, RUN_NAME)
     if not args.resume and os.path.exists(run_dir):
@@ -275,7 +277,7 @@ def main(argv=None, artefacts=None):
 
     started = start_ray(args.address)
     try:
-        write_files(run_dir, artefacts or {"script.py": own_source()})
+        write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
         trainer = ray.train.torch.TorchTrainer(
             train_func,
             train_loop_config=config,
@@ -354,6 +356,86 @@ def write_files(run_dir, files):
 def own_source():
     with open(__file__, encoding="utf-8") as handle:
         return handle.read()
+
+
+# The spec this script was compiled from, resolved; each run directory keeps it as spec.resolved.yaml.
+RESOLVED_SPEC = """specc: 1
+name: fashion-mnist-resnet18
+description: torchvision resnet18 on FashionMNIST, 2 Ray Train workers
+framework: torch
+model:
+  type: torchvision
+  name: resnet18
+  num_classes: null
+  in_channels: 1
+  weights: null
+dataset:
+  type: torchvision
+  batch_size: 128
+  validation_fraction: 0.1
+  shuffle_seed: 0
+  loader: torch_dataloader
+  name: FashionMNIST
+  root: ./data
+  download: false
+  resize: null
+  normalize:
+    mean: [0.286]
+    std: [0.353]
+training:
+  epochs: 3
+  loss: cross_entropy
+  optimizer:
+    type: sgd
+    lr: 0.05
+    momentum: 0.9
+    weight_decay: 0.0005
+    nesterov: true
+  lr_schedule:
+    type: cosine
+    t_max: 3
+    eta_min: 0.0
+  metrics: [accuracy, top5_accuracy]
+  grad_clip_norm: null
+  mixed_precision: true
+  seed: 0
+  checkpoint_every: 1
+scaling:
+  num_workers: 2
+  use_gpu: false
+  resources_per_worker:
+    CPU: 1.0
+  placement_strategy: PACK
+  backend: gloo
+  accelerator_type: null
+tune: null
+scheduler: null
+stop: null
+run:
+  storage_path: ./runs
+  name: fashion-mnist-resnet18
+  checkpoints_to_keep: 2
+  checkpoint_score:
+    metric: val_accuracy
+    mode: max
+  max_failures: 1
+  callbacks: [csv, tensorboard]
+  resume: auto
+cluster:
+  address: null
+  runtime_env:
+    env_vars:
+      OMP_NUM_THREADS: '1'
+    pip: null
+    uv: null
+    conda: null
+    py_modules: null
+    image_uri: null
+    config: null
+  working_dir: null
+  excludes: [data, runs]
+  init_timeout_s: 60
+"""
 
 
 if __name__ == "__main__":

@@ -291,7 +291,7 @@ def main(argv=None, artefacts=None):
 
     started = start_ray(args.address)
     try:
-        write_files(run_dir, artefacts or {"script.py": own_source()})
+        write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
         trainer = ray.train.torch.TorchTrainer(
             train_func,
             train_loop_config=config,
@@ -367,6 +367,76 @@ def write_files(run_dir, files):
 def own_source():
     with open(__file__, encoding="utf-8") as handle:
         return handle.read()
+
+
+# The spec this script was compiled from, resolved; each run directory keeps it as spec.resolved.yaml.
+RESOLVED_SPEC = """specc: 1
+name: iris-local
+description: MLP with batch norm on iris in local mode (no worker group), rmsprop + exponential LR
+framework: torch
+model:
+  type: mlp
+  hidden_sizes: [32, 16]
+  activation: tanh
+  dropout: 0.0
+  batch_norm: true
+dataset:
+  type: iris
+  batch_size: 16
+  validation_fraction: 0.25
+  shuffle_seed: 1
+  loader: torch_dataloader
+training:
+  epochs: 20
+  loss: cross_entropy
+  optimizer:
+    type: rmsprop
+    lr: 0.01
+    alpha: 0.9
+    eps: 1.0e-08
+    momentum: 0.0
+    weight_decay: 0.0
+    centered: false
+  lr_schedule:
+    type: exponential
+    gamma: 0.9
+  metrics: [accuracy]
+  grad_clip_norm: null
+  mixed_precision: false
+  seed: 1
+  checkpoint_every: 0
+scaling:
+  num_workers: 0
+  use_gpu: false
+  resources_per_worker: null
+  placement_strategy: PACK
+  backend: gloo
+  accelerator_type: null
+tune: null
+scheduler: null
+stop: null
+run:
+  storage_path: ./runs
+  name: iris-local
+  checkpoints_to_keep: 2
+  checkpoint_score: null
+  max_failures: 0
+  callbacks: []
+  resume: auto
+cluster:
+  address: null
+  runtime_env:
+    env_vars: {}
+    pip: null
+    uv: null
+    conda: null
+    py_modules: null
+    image_uri: null
+    config: null
+  working_dir: null
+  excludes: null
+  init_timeout_s: 60
+"""
 
 
 if __name__ == "__main__":

@@ -292,7 +292,7 @@ def main(argv=None, artefacts=None):
 
     started = start_ray(args.address)
     try:
-        write_files(run_dir, artefacts or {"script.py": own_source()})
+        write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
         trainer = ray.train.torch.TorchTrainer(
             train_func,
             train_loop_config=config,
@@ -371,6 +371,80 @@ def write_files(run_dir, files):
 def own_source():
     with open(__file__, encoding="utf-8") as handle:
         return handle.read()
+
+
+# The spec this script was compiled from, resolved; each run directory keeps it as spec.resolved.yaml.
+RESOLVED_SPEC = """specc: 1
+name: synthetic-regression-mae
+description: MLP regression on generated data with an L1 loss, reports val_mse and val_mae
+framework: torch
+model:
+  type: mlp
+  hidden_sizes: [32, 32]
+  activation: silu
+  dropout: 0.0
+  batch_norm: false
+dataset:
+  type: synthetic_regression
+  batch_size: 32
+  validation_fraction: 0.2
+  shuffle_seed: 0
+  loader: torch_dataloader
+  n_samples: 800
+  n_features: 8
+  noise: 0.5
+  seed: 3
+training:
+  epochs: 6
+  loss: l1
+  optimizer:
+    type: adam
+    lr: 0.005
+    betas: [0.9, 0.999]
+    eps: 1.0e-08
+    weight_decay: 0.0
+    amsgrad: false
+  lr_schedule:
+    type: none
+  metrics: [mse, mae]
+  grad_clip_norm: null
+  mixed_precision: false
+  seed: 0
+  checkpoint_every: 1
+scaling:
+  num_workers: 1
+  use_gpu: false
+  resources_per_worker: null
+  placement_strategy: PACK
+  backend: gloo
+  accelerator_type: null
+tune: null
+scheduler: null
+stop: null
+run:
+  storage_path: ./runs
+  name: synthetic-regression-mae
+  checkpoints_to_keep: 2
+  checkpoint_score:
+    metric: val_mae
+    mode: min
+  max_failures: 0
+  callbacks: []
+  resume: auto
+cluster:
+  address: null
+  runtime_env:
+    env_vars: {}
+    pip: null
+    uv: null
+    conda: null
+    py_modules: null
+    image_uri: null
+    config: null
+  working_dir: null
+  excludes: null
+  init_timeout_s: 60
+"""
 
 
 if __name__ == "__main__":

@@ -1,0 +1,164 @@
+"""End-to-end fixtures: one real local Ray shared by the in-process tests, spec files in tmp_path, helpers
+that read a run directory, and subprocess runners for the CLI and compiled scripts.
+
+Nothing here mocks Ray or torch. The session Ray is started by the first test that asks for it and shut
+down at the end of the session; subprocesses start (and stop) their own Ray.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE / "fixtures"
+PYTHON = sys.executable  # the venv's interpreter: specc, ray and torch are installed there
+
+
+@pytest.fixture(scope="session")
+def local_ray():
+    """A real local Ray for the whole session (2 CPUs, no dashboard), shut down at the end.
+
+    The compiled script's main() and specc.execute.run join an initialised Ray and leave it running.
+    """
+    import ray
+
+    if ray.is_initialized():  # pragma: no cover - someone else's Ray: do not take it over
+        pytest.skip("a Ray is already initialised in this process")
+    # "local": always a new Ray of our own, never a cluster someone else started with `ray start` on this machine
+    ray.init(address="local", include_dashboard=False, num_cpus=2)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture
+def spec_file(tmp_path):
+    """spec_file(text, name="spec.yaml") -> Path: dedented YAML written into tmp_path."""
+
+    def write(text: str, name: str = "spec.yaml") -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        return path
+
+    return write
+
+
+@pytest.fixture
+def factory_module(tmp_path):
+    """factory_module(fixture_name, as_name) -> Path: a module of tests/e2e/fixtures copied next to the spec.
+
+    Afterwards sys.path loses tmp_path again and the modules imported from tmp_path are forgotten: in local
+    mode (num_workers 0) specc imports the factory into this process.
+    """
+
+    def copy(fixture_name: str, as_name: str) -> Path:
+        target = tmp_path / f"{as_name}.py"
+        shutil.copyfile(FIXTURES / fixture_name, target)
+        return target
+
+    yield copy
+    here = str(tmp_path)
+    sys.path[:] = [entry for entry in sys.path if not entry.startswith(here)]
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(here):
+            del sys.modules[name]
+
+
+def read_results(run_dir) -> tuple[list[str], list[dict]]:
+    """results.csv of a run directory: (header, rows with float values and an int epoch)."""
+    with open(Path(run_dir) / "results.csv", newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        rows = [{k: int(v) if k == "epoch" else float(v) for k, v in row.items()} for row in reader]
+        return list(reader.fieldnames or []), rows
+
+
+def read_best(run_dir) -> dict:
+    return json.loads((Path(run_dir) / "best.json").read_text(encoding="utf-8"))
+
+
+def snapshot(directory) -> dict:
+    """Every file below `directory`: relative path -> (bytes, mtime_ns)."""
+    root = Path(directory)
+    return {
+        str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def subprocess_env() -> dict:
+    """This environment with RAY_ADDRESS=local: a child that is given no address starts a Ray of its own, as
+    on a machine with no other Ray, instead of joining one that `ray start` left running here (an explicit
+    --address still wins)."""
+    env = dict(os.environ)
+    env["RAY_ADDRESS"] = "local"
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def run_process(args: list[str], cwd, timeout: float) -> Done:
+    """Runs `args` in `cwd`; on timeout the child (the one process started here) is killed by its pid."""
+    started = time.monotonic()
+    process = subprocess.Popen(
+        args, cwd=cwd, env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        stdout, stderr = process.communicate()
+        pytest.fail(
+            f"{' '.join(map(str, args))} did not finish within {timeout} s\n"
+            f"--- stdout\n{stdout[-3000:]}\n--- stderr\n{stderr[-3000:]}"
+        )
+    return Done(process.returncode, stdout, stderr, time.monotonic() - started)
+
+
+def specc_cli(*args, cwd, timeout: float = 120) -> Done:
+    """`specc ARGS` in a fresh interpreter (`python -m specc`)."""
+    return run_process([PYTHON, "-m", "specc", *map(str, args)], cwd, timeout)
+
+
+def python_script(script, *args, cwd, timeout: float = 180) -> Done:
+    """`python SCRIPT ARGS`: a compiled script run as users run it."""
+    return run_process([PYTHON, str(script), *map(str, args)], cwd, timeout)
+
+
+def compile_spec(spec, output, *overrides) -> Path:
+    """`specc compile SPEC -o OUTPUT` through the CLI entry point (in-process: it starts nothing)."""
+    from specc.cli import main
+
+    sets = [arg for override in overrides for arg in ("--set", override)]
+    assert main(["compile", str(spec), "-o", str(output), *sets]) == 0
+    return Path(output)
+
+
+def run_spec(spec, *overrides, storage_path, **options):
+    """specc.run's path in-process: load (with --set overrides) then specc.execute.run.
+
+    `storage_path` is required: a spec's relative run.storage_path is relative to the working directory
+    (the repository root under pytest), and tests never write there.
+    """
+    from specc.api import load
+    from specc.execute import run
+
+    return run(load(spec, list(overrides)), storage_path=str(storage_path), **options)
