@@ -279,9 +279,8 @@ def test_the_new_examples_exercise_their_code_paths():
     regression = golden_text("synthetic_regression_mae")
     assert "nn.L1Loss()" in regression and '"val_mse"' in regression and '"val_mae"' in regression
     custom = golden_text("custom_model")
-    assert (
-        'SPEC_DIR = "../specs"' in custom
-    )  # relative to the script in build/ and '"factory": "factories.tiny_models:make"' in custom
+    assert 'SPEC_DIR = "../specs"' in custom  # relative to the script, compiled into build/
+    assert '"factory": "factories.tiny_models:make"' in custom
     assert "datasets=datasets" in golden_text("digits_ray_data")
     assert "config, num_workers, use_gpu, resources = CONFIG, 0, False," in golden_text("iris_local")
 
