@@ -145,17 +145,22 @@ def cmd_schema(args) -> int:
         return Exit.OK
     target = os.path.join(args.output, "experiment.schema.json")
     if args.check:
-        try:
-            with open(target, encoding="utf-8") as handle:
-                current = handle.read()
-        except OSError:
-            current = None
-        if current != api.schema_text():
-            print(f"{target} is stale: run `specc schema -o {args.output}`", file=sys.stderr)
-            return Exit.PROBLEMS
-        return Exit.OK
+        return _up_to_date(target, api.schema_text(), f"specc schema -o {args.output}")
     print(api.write_schema(args.output))
     return Exit.OK
+
+
+def _up_to_date(path: str, expected: str, remedy: str) -> int:
+    """--check: OK when `path` holds exactly `expected`, else a one-line note saying how to refresh it."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            current = handle.read()
+    except OSError:
+        current = None
+    if current == expected:
+        return Exit.OK
+    print(f"{path} is {'stale' if current is not None else 'missing'}: run `{remedy}`", file=sys.stderr)
+    return Exit.PROBLEMS
 
 
 def default_output(spec: str) -> str:
@@ -172,15 +177,7 @@ def cmd_compile(args) -> int:
         sys.stdout.write(source)
         return Exit.OK
     if args.check:
-        try:
-            with open(output, encoding="utf-8") as handle:
-                current = handle.read()
-        except OSError:
-            current = None
-        if current != source:
-            print(f"{output} is stale: run `specc compile {args.spec} -o {output}`", file=sys.stderr)
-            return Exit.PROBLEMS
-        return Exit.OK
+        return _up_to_date(output, source, f"specc compile {args.spec} -o {output}")
     write_atomic(output, source)
     print(output)
     return Exit.OK

@@ -98,7 +98,7 @@ def test_a_bad_override_is_a_located_problem(spec, tmp_path, capsys):
 def test_check_missing_output_exits_1(spec, tmp_path, capsys):
     assert main(["compile", spec, "--check"]) == Exit.PROBLEMS
     err = capsys.readouterr().err
-    assert "build/tiny.py is stale" in err and "specc compile tiny.yaml" in err
+    assert "build/tiny.py is missing" in err and "specc compile tiny.yaml" in err
     assert not (tmp_path / "build").exists()  # --check never writes
 
 
