@@ -173,7 +173,7 @@ def train_one_epoch(model, optimizer, loss_fn, batches, training, scaler, device
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        total += loss.detach() * len(yb)
+        total.add_(loss.detach(), alpha=len(yb))
         seen += len(yb)
     totals = all_workers(torch.stack([total, torch.tensor(float(seen), device=device)]))
     return (totals[0] / totals[1]).item()

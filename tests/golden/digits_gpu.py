@@ -198,7 +198,7 @@ def train_one_epoch(model, optimizer, loss_fn, batches, training, scaler, device
         nn.utils.clip_grad_norm_(model.parameters(), training["grad_clip_norm"])
         scaler.step(optimizer)
         scaler.update()
-        total += loss.detach() * len(yb)
+        total.add_(loss.detach(), alpha=len(yb))
         seen += len(yb)
     totals = all_workers(torch.stack([total, torch.tensor(float(seen), device=device)]))
     return (totals[0] / totals[1]).item()
