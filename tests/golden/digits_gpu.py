@@ -107,6 +107,8 @@ def make_loaders(config, rank, world):
     (x_train, y_train), (x_val, y_val) = load_data(data)
     train = Batches(x_train, y_train, data["batch_size"], seed=data["shuffle_seed"])
     val = Batches(x_val[rank::world], y_val[rank::world], data["batch_size"])
+    # Pinned host memory; prepare_data_loader then copies each batch to the GPU with non_blocking=True on its
+    # own CUDA stream (auto_transfer), overlapping the copy with compute.
     train_loader = ray.train.torch.prepare_data_loader(
         torch.utils.data.DataLoader(train, batch_size=None, pin_memory=True)
     )
