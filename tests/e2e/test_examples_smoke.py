@@ -1,0 +1,44 @@
+"""Every example spec that compiles also trains: a --smoke run of each on the session's local Ray.
+
+Run in Ray Train's local mode (num_workers 0, in this process) to keep the suite quick; the distributed
+paths are covered by test_distributed_digits and the other e2e tests. The FashionMNIST example needs the
+data set on disk (test_data_sources writes it in the real format and runs resnet18 on it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specc import api
+from specc.errors import UsageError
+from specc.execute import run
+
+ROOT = Path(__file__).resolve().parents[2]
+NEEDS_DATA = {"fashion_mnist_resnet18.yaml"}
+
+
+def compilable_examples() -> list[str]:
+    names = []
+    for path in sorted((ROOT / "specs").glob("*.yaml")):
+        try:
+            api.compile(api.load(path))
+        except UsageError:  # a tune search or tensorflow: compiled by a later specc
+            continue
+        names.append(path.name)
+    return names
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in compilable_examples() if n not in NEEDS_DATA])
+def test_example_spec_smoke_runs(local_ray, tmp_path, monkeypatch, name):
+    monkeypatch.chdir(ROOT)  # the examples' relative paths (factories, data) start at the repository
+    experiment = api.load(f"specs/{name}", ["scaling.num_workers=0"])
+    result = run(experiment, smoke=True, storage_path=str(tmp_path / "runs"))
+    run_dir = Path(result.run_dir)
+    header = (run_dir / "results.csv").read_text().splitlines()[0].split(",")
+    assert header == experiment.reported_metrics()
+    assert result.metrics["epoch"] == 0
+    assert all(value == value for value in result.metrics.values())  # no NaN
+    assert (run_dir / "script.py").read_text() == api.compile(experiment)
