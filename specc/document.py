@@ -92,7 +92,6 @@ class _Open:
     path: Path
     anchor: str | None
     key: object = None  # mapping: the pending key, or _NO_KEY
-    key_mark: Mark | None = None
     merges: list = field(default_factory=list)  # (value, path, log start, log end)
     explicit: set = field(default_factory=set)
     bad_key: bool = False
@@ -255,7 +254,7 @@ class _Builder:
             return
         top = self.stack[-1]
         if getattr(event, "tag", None) is None and getattr(event, "implicit", (False,))[0] and value == "<<":
-            top.key, top.key_mark, top.merge_start = _MERGE, mark, len(self.log)
+            top.key, top.merge_start = _MERGE, len(self.log)
             return
         if not isinstance(value, str):
             shown = "null" if value is None else repr(value)
@@ -275,7 +274,7 @@ class _Builder:
             top.key = None
             return
         top.explicit.add(value)
-        top.key, top.key_mark = value, mark
+        top.key = value
         self.remember(True, (*top.path, value), mark)
 
     def attach(self, value, path: Path) -> None:
