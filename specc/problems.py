@@ -255,3 +255,16 @@ def _length_message(kind: str, ctx: dict, value) -> str:
         need = ctx.get("min_length")
         return "must not be empty" if need == 1 else f"needs at least {need} items, got {got}"
     return f"takes at most {ctx.get('max_length')} items, got {got}"
+
+
+class Locator:
+    """Makes Problems located at a data path through the SourceMap."""
+
+    def __init__(self, source: SourceMap):
+        self.source = source
+
+    def __call__(self, code: str, message: str, path: Path, hint: str | None = None, *, key: bool = False) -> Problem:
+        mark = self.source.locate(path, key=key)
+        if mark is None:
+            return Problem(code, message, path=dotted(path), hint=hint)
+        return Problem(code, message, mark.file, mark.line, mark.column, dotted(path), hint, mark.origin)

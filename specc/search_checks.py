@@ -1,0 +1,220 @@
+"""Rules on the search space (SPEC §7): tune.space, pbt mutations and pb2 bounds name fields of the spec, and
+every value a distribution can produce is valid for its field — checked through that field's own pydantic
+type (`field_adapter`); search algorithm x distribution; points_to_evaluate.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+import typing
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from specc.document import Path
+from specc.errors import Problem
+from specc.problems import Locator, did_you_mean
+from specc.spec.experiment import Experiment
+from specc.spec.search import SUPPORTED_DISTRIBUTIONS
+from specc.spec.space import Distribution
+
+SEARCHABLE = ("model", "dataset", "training", "scaling")
+
+
+def space_entries(e: Experiment) -> Iterator[tuple[str, Path, dict]]:
+    """(kind, where, entries): tune.space, pbt mutations, pb2 bounds."""
+    if e.tune:
+        yield "space", ("tune", "space"), e.tune.space
+    if e.scheduler is not None and e.scheduler.type == "pbt":
+        yield "mutations", ("scheduler", "mutations"), e.scheduler.mutations
+    if e.scheduler is not None and e.scheduler.type == "pb2":
+        yield "bounds", ("scheduler", "bounds"), e.scheduler.bounds
+
+
+def space_paths(e: Experiment, at: Locator) -> Iterator[Problem]:
+    resolved = None
+    for _kind, where, entries in space_entries(e):
+        resolved = resolved if resolved is not None else e.model_dump()
+        keys = list(entries)
+        for key in keys:
+            entry_path = (*where, key)
+            parts = key.split(".")
+            problem = _path_problem(resolved, parts)
+            if problem:
+                yield at("E202", problem[0], entry_path, problem[1], key=True)
+                continue
+            overlapping = [other for other in keys if other != key and other.startswith(key + ".")]
+            if overlapping:
+                yield at(
+                    "E202",
+                    f"{key} and {overlapping[0]} overlap: sample a value or its parts, not both",
+                    entry_path,
+                    key=True,
+                )
+                continue
+            adapter = field_adapter(e, parts)
+            value = entries[key]
+            if isinstance(value, Distribution):
+                yield from _probe(value, adapter, key, (*entry_path, value.kind), at)
+            else:
+                yield from _probe_values(value, adapter, key, entry_path, at, "bounds")
+
+
+def _path_problem(resolved: dict, parts: list[str]) -> tuple[str, str | None] | None:
+    if parts[0] not in SEARCHABLE:
+        return f"'{parts[0]}' cannot be searched over", "search paths start with " + ", ".join(SEARCHABLE)
+    node: Any = resolved
+    for depth, part in enumerate(parts):
+        here = ".".join(parts[:depth]) or "the spec"
+        if isinstance(node, dict):
+            if part not in node:
+                kind = f"{node['type']} " if "type" in node else ""
+                hint = did_you_mean(part, list(node)) or "fields here: " + ", ".join(node)
+                return f"{here} ({kind.strip() or 'section'}) has no field '{part}'", hint
+            node = node[part]
+        elif isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                return f"{part} is not an index of {here}, a list of {len(node)} item(s)", None
+            node = node[int(part)]
+        elif node is None:
+            return f"{here} is not set (null), so it has no '{part}'", f"give {here} a value in the spec first"
+        else:
+            return f"{here} is a value, not a section: '{part}' cannot be inside it", None
+    return None
+
+
+def _probe(distribution: Distribution, adapter: TypeAdapter, key: str, path: Path, at: Locator):
+    name = distribution.kind
+    if name in ("choice", "grid"):
+        yield from _probe_values(distribution.args, adapter, key, path, at, name)
+        return
+    for value in distribution.probes():
+        error = _rejects(adapter, value)
+        if error:
+            yield at(
+                "E203",
+                f"{name} can produce {value!r}, which {key} does not accept: {error}",
+                path,
+                _int_hint(adapter, value),
+            )
+            return
+
+
+def _probe_values(values, adapter, key, path, at, name):
+    for index, value in enumerate(values):
+        error = _rejects(adapter, value)
+        if error:
+            yield at("E203", f"{name} value {value!r} is not valid for {key}: {error}", (*path, index))
+
+
+def _int_hint(adapter: TypeAdapter, value) -> str | None:
+    """A hint when the field wants integers and the distribution gives floats."""
+    try:
+        adapter.validate_python(value)
+    except ValidationError as error:
+        if error.errors(include_url=False)[0]["type"] in ("int_type", "int_from_float"):
+            return "for integer fields use randint, qrandint or lograndint"
+    return None
+
+
+def _rejects(adapter: TypeAdapter, value) -> str | None:
+    try:
+        adapter.validate_python(value)
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        return first["msg"][0].lower() + first["msg"][1:]
+    return None
+
+
+def field_adapter(e: Experiment, parts: list[str]) -> TypeAdapter:
+    """A validator for the field at `parts`, built from that field's own annotation and constraints."""
+    node: Any = e
+    annotation: Any = None
+    route = []  # the models and field names passed through: what the annotation depends on
+    for part in parts:
+        route.append((type(node), part if isinstance(node, BaseModel) else None))
+        if isinstance(node, BaseModel):
+            field = type(node).model_fields[part]
+            annotation = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+            node = getattr(node, part)
+        elif isinstance(node, list):
+            annotation = _item_type(annotation)
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            annotation = typing.get_args(_strip(annotation))[1]
+            node = node[part]
+    return _adapter(tuple(route), annotation)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_adapter(route: tuple, annotation) -> TypeAdapter:
+    config = None if isinstance(annotation, type) and issubclass(annotation, BaseModel) else ConfigDict(strict=True)
+    return TypeAdapter(annotation, config=config)
+
+
+def _adapter(route: tuple, annotation) -> TypeAdapter:
+    """Building a TypeAdapter costs ~1 ms; the same route through the models always gives the same one."""
+    try:
+        return _cached_adapter(route, annotation)
+    except TypeError:  # an unhashable annotation
+        return _cached_adapter.__wrapped__(route, annotation)
+
+
+def _strip(annotation):
+    """The list/dict type inside Optional[...] and Annotated[...]."""
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType):
+            annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+        else:
+            return annotation
+
+
+def _item_type(annotation):
+    return typing.get_args(_strip(annotation))[0]
+
+
+def search_supports(e: Experiment, at: Locator) -> Iterator[Problem]:
+    if not e.tune:
+        return
+    search = e.tune.search.type
+    supported = SUPPORTED_DISTRIBUTIONS[search]
+    if supported is None:
+        return
+    for key, distribution in e.tune.space.items():
+        if distribution.kind not in supported:
+            hint = (
+                "grid search tries every value of {grid: [...]} entries"
+                if search == "grid"
+                else "supported: " + ", ".join(supported)
+            )
+            if distribution.kind == "grid":
+                hint = "grid entries need search type random or grid; use choice with " + search
+            yield at(
+                "E204",
+                f"search type {search} cannot sample {distribution.kind}",
+                ("tune", "space", key, distribution.kind),
+                hint,
+                key=True,
+            )
+
+
+def points_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
+    if not e.tune:
+        return
+    space = e.tune.space
+    for index, point in enumerate(e.tune.search.points_to_evaluate):
+        for key, value in point.items():
+            path = ("tune", "search", "points_to_evaluate", index, key)
+            if key not in space:
+                yield at("E212", f"{key} is not in tune.space", path, did_you_mean(key, list(space)), key=True)
+                continue
+            if _path_problem(e.model_dump(), key.split(".")):
+                continue  # reported by space_paths
+            error = _rejects(field_adapter(e, key.split(".")), value)
+            if error:
+                yield at("E212", f"{value!r} is not valid for {key}: {error}", path)
