@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,16 +43,9 @@ def local_ray():
 
 
 @pytest.fixture
-def spec_file(tmp_path):
-    """spec_file(text, name="spec.yaml") -> Path: dedented YAML written into tmp_path."""
-
-    def write(text: str, name: str = "spec.yaml") -> Path:
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
-        return path
-
-    return write
+def spec_file(write_spec):
+    """spec_file(text, name="spec.yaml") -> Path: dedented YAML written into tmp_path (tests/conftest.py)."""
+    return write_spec
 
 
 @pytest.fixture
