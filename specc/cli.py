@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("spec", metavar="SPEC")
     run.add_argument("--smoke", action="store_true", help="1 epoch, a few batches, at most 2 workers, CPU")
     run.add_argument("--resume", action="store_true", help="continue the run of the same name from its checkpoint")
+    run.add_argument("--force", action="store_true", help="with --resume: even if the spec changed since the run began")
     run.add_argument("--address", help="Ray cluster address (default: the spec's cluster.address, else a local Ray)")
     run.add_argument("--storage-path", help="where run directories go (default: the spec's run.storage_path)")
     run.add_argument("--dry-run", action="store_true", help="validate, compile and print the plan; start nothing")
@@ -209,6 +210,7 @@ def cmd_run(args) -> int:
         experiment,
         smoke=args.smoke,
         resume=args.resume,
+        force=args.force,
         address=args.address,
         storage_path=args.storage_path,
         templates=args.templates,

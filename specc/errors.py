@@ -58,7 +58,10 @@ CODES: dict[str, tuple[str, str]] = {
     "E211": ("scaling-mismatch", "scaling settings that contradict each other"),
     "E212": ("points-invalid", "a `points_to_evaluate` entry that does not fit the search space"),
     # E4xx: running
-    "E401": ("run-refused", "the run cannot start as asked (e.g. its run directory exists and --resume was not given)"),
+    "E401": (
+        "run-refused",
+        "the run cannot start as asked: its run directory exists without --resume, or was started from another spec",
+    ),
     "E402": ("ray-unreachable", "Ray could not be started or the cluster address could not be reached"),
     # W3xx: likely mistakes that do not stop a run
     "W301": ("suspicious-mode", "optimising a loss upwards or an accuracy downwards"),

@@ -29,6 +29,7 @@ def run(
     *,
     smoke: bool = False,
     resume: bool = False,
+    force: bool = False,
     address: str | None = None,
     storage_path: str | None = None,
     templates=None,
@@ -40,7 +41,7 @@ def run(
     module.__file__ = os.path.join(os.getcwd(), "script.py")  # relative paths in the script start here
     exec(compile(source, module.__file__, "exec"), module.__dict__)
 
-    argv = [*(["--smoke"] if smoke else []), *(["--resume"] if resume else [])]
+    argv = [*(["--smoke"] if smoke else []), *(["--resume"] if resume else []), *(["--force"] if force else [])]
     argv += [*(["--address", address] if address else []), *(["--storage-path", storage_path] if storage_path else [])]
     artefacts = {"script.py": source, "spec.resolved.yaml": module.RESOLVED_SPEC}
     spec_file = getattr(getattr(experiment, "_raw", None), "file", None)

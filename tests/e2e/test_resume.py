@@ -158,3 +158,24 @@ def test_compiled_script_refuses_an_existing_run_directory(finished_run, tmp_pat
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     assert snapshot(run_dir) == before
     assert os.path.isdir(run_dir)
+
+
+def test_resuming_with_a_changed_spec_is_refused_unless_forced(finished_run, capsys):
+    spec, storage, run_dir = finished_run
+    before = snapshot(run_dir)
+    capsys.readouterr()
+
+    changed = ["run", str(spec), "--storage-path", str(storage), "--resume", "--set", "training.epochs=3"]
+    assert main(changed) == 1
+    err = capsys.readouterr().err
+    assert "E401" in err and "another spec" in err and "--force" in err
+    assert snapshot(run_dir) == before  # refused before anything was written
+
+    assert main([*changed, "--force"]) == 0
+    assert "epochs: 3" in (run_dir / "spec.resolved.yaml").read_text()  # the run now records the new spec
+
+
+def test_resuming_with_the_same_spec_is_allowed(finished_run):
+    spec, storage, run_dir = finished_run
+    result = run_spec(spec, storage_path=storage, resume=True)
+    assert result.run_dir == str(run_dir)

@@ -290,6 +290,9 @@ def main(argv=None, artefacts=None):
     parser.add_argument("--address", default=None, help="Ray cluster address (default: start a local Ray)")
     parser.add_argument("--storage-path", default=STORAGE_PATH, help="where run directories go")
     parser.add_argument("--resume", action="store_true", help="continue the run of the same name from its checkpoint")
+    parser.add_argument(
+        "--force", action="store_true", help="with --resume: even if the spec changed since the run began"
+    )
     parser.add_argument("--smoke", action="store_true", help="1 epoch, a few batches, at most 2 workers, CPU")
     args = parser.parse_args(argv)
 
@@ -299,8 +302,7 @@ def main(argv=None, artefacts=None):
         config, num_workers, use_gpu = {**CONFIG, "training": training}, min(num_workers, 2), False
     storage_path = args.storage_path if "://" in args.storage_path else os.path.abspath(args.storage_path)
     run_dir = os.path.join(storage_path, RUN_NAME)
-    if not args.resume and os.path.exists(run_dir):
-        raise SystemExit(f"{run_dir} exists: pass --resume to continue that run, or remove it")
+    check_resumable(run_dir, args.resume, args.force)
 
     started = start_ray(args.address)
     try:
@@ -333,6 +335,24 @@ def main(argv=None, artefacts=None):
     print(f"run directory: {run_dir}")
     print(f"checkpoint: {summary['checkpoint']}")
     return summary
+
+
+def check_resumable(run_dir, resume, force):
+    """An existing run is continued only with --resume, and only from the spec that started it (or --force)."""
+    filesystem, root = pyarrow.fs.FileSystem.from_uri(run_dir)
+    if filesystem.get_file_info(root).type == pyarrow.fs.FileType.NotFound:
+        return
+    if not resume:
+        raise SystemExit(f"{run_dir} exists: pass --resume to continue that run, or remove it")
+    started_from = filesystem.get_file_info(f"{root}/spec.resolved.yaml")
+    if force or started_from.type != pyarrow.fs.FileType.File:
+        return
+    with filesystem.open_input_stream(started_from.path) as stream:
+        if stream.read().decode() != RESOLVED_SPEC:
+            raise SystemExit(
+                f"{run_dir} was started from another spec (its spec.resolved.yaml differs from this one): "
+                "pass --force to resume it with this spec anyway"
+            )
 
 
 def start_ray(address):
