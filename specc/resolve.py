@@ -13,6 +13,8 @@ from specc import __version__
 from specc.spec import Experiment
 
 RAY_VERSION = "2.60.0"  # the Ray the generated code is written for (pinned in pyproject.toml)
+# The CPU share a Tune trial's own process reserves when it drives a Ray Train worker group (Ray rejects 0).
+TRIAL_DRIVER_CPU = 0.1
 IN_MEMORY = ("synthetic_classification", "synthetic_regression", "digits", "iris", "wine", "breast_cancer", "custom")
 FILES = ("csv", "parquet", "jsonl", "npz")
 
@@ -22,7 +24,7 @@ class Plan:
     """What one compiled script is: every decision the templates act on."""
 
     experiment: Experiment
-    shape: str  # "train": one Trainer run (tune shapes come with the Tune compiler)
+    shape: str  # train: one Trainer run | tune: a Tune function per trial | tune_train: each trial drives a Trainer
     spec_file: str  # as the user named it, relative to the working directory when below it
     spec_sha256: str
     spec_dir: str  # relative to the script's directory (custom factories are imported from there)
@@ -53,7 +55,7 @@ def plan(experiment: Experiment, script_dir: str | None = None) -> Plan:
     loader = dataset.loader
     return Plan(
         experiment=experiment,
-        shape="train" if experiment.tune is None else "tune",
+        shape=shape_of(experiment),
         spec_file=spec_file,
         spec_sha256=spec_hash(experiment),
         spec_dir=spec_dir,
@@ -66,6 +68,14 @@ def plan(experiment: Experiment, script_dir: str | None = None) -> Plan:
         uses_factory_module="custom" in (experiment.model.type, dataset.type),
         reported_metrics=experiment.reported_metrics(),
     )
+
+
+def shape_of(experiment: Experiment) -> str:
+    """The leanest correct shape (SPEC §6): no tune -> one Trainer run; tune with at most one worker per trial ->
+    a plain Tune function trainable (no worker group, which costs ~20 s to start); more -> a Trainer per trial."""
+    if experiment.tune is None:
+        return "train"
+    return "tune" if experiment.scaling.num_workers <= 1 else "tune_train"
 
 
 def spec_hash(experiment: Experiment) -> str:
