@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from specc.document import Path, SourceMap
 from specc.errors import Problem
 from specc.problems import Locator, did_you_mean
-from specc.search_checks import points_fit, search_supports, space_paths
+from specc.search_checks import data_fixed, points_fit, search_supports, space_paths
 from specc.spec.experiment import Experiment
 from specc.spec.model import MODEL_TYPES
 from specc.spec.stop import parse_condition
@@ -62,6 +62,14 @@ def needs_checkpoints(e: Experiment, at: Locator) -> Iterator[Problem]:
     scheduler = e.scheduler
     if scheduler is None or scheduler.type not in ("pbt", "pb2"):
         return
+    if e.scaling.num_workers > 1:
+        yield at(
+            "E206",
+            f"{scheduler.type} hands a trial's Tune checkpoint to another trial, but with num_workers "
+            f"{e.scaling.num_workers} each trial's checkpoints belong to its own Ray Train run",
+            ("scaling", "num_workers"),
+            "train each trial in one process: num_workers: 1 (or 0)",
+        )
     every = e.training.checkpoint_every
     if every == 0:
         yield at(
@@ -282,6 +290,7 @@ RULES = (
     space_paths,
     search_supports,
     points_fit,
+    data_fixed,
     scheduler_budget,
     needs_checkpoints,
 )

@@ -57,6 +57,7 @@ CODES: dict[str, tuple[str, str]] = {
     "E210": ("model-data-mismatch", "a model that cannot take the dataset's input (e.g. a CNN on table rows)"),
     "E211": ("scaling-mismatch", "scaling settings that contradict each other"),
     "E212": ("points-invalid", "a `points_to_evaluate` entry that does not fit the search space"),
+    "E213": ("fixed-before-trials", "a search-space key names a setting fixed before trials start (driver-read data)"),
     # E4xx: running
     "E401": (
         "run-refused",

@@ -16,11 +16,14 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from specc.document import Path
 from specc.errors import Problem
 from specc.problems import Locator, did_you_mean
+from specc.resolve import FILES
 from specc.spec.experiment import Experiment
 from specc.spec.search import SUPPORTED_DISTRIBUTIONS
 from specc.spec.space import Distribution
 
-SEARCHABLE = ("model", "dataset", "training", "scaling")
+SEARCHABLE = ("model", "dataset", "training")
+# With these loaders the data is prepared once by the driver, before any trial samples its config.
+DRIVER_DATA = {"ray_data": "loader ray_data", "files": "file datasets"}
 
 
 def space_entries(e: Experiment) -> Iterator[tuple[str, Path, dict]]:
@@ -63,6 +66,8 @@ def space_paths(e: Experiment, at: Locator) -> Iterator[Problem]:
 
 
 def _path_problem(resolved: dict, parts: list[str]) -> tuple[str, str | None] | None:
+    if parts[0] == "scaling":
+        return "scaling cannot be searched over: Ray reserves a trial's resources before it samples", None
     if parts[0] not in SEARCHABLE:
         return f"'{parts[0]}' cannot be searched over", "search paths start with " + ", ".join(SEARCHABLE)
     node: Any = resolved
@@ -201,6 +206,23 @@ def search_supports(e: Experiment, at: Locator) -> Iterator[Problem]:
                 hint,
                 key=True,
             )
+
+
+def data_fixed(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """File datasets and loader ray_data are read once by the driver, for every trial: only the batch size varies."""
+    reader = DRIVER_DATA.get(e.dataset.loader) or (DRIVER_DATA["files"] if e.dataset.type in FILES else None)
+    if reader is None:
+        return
+    for _kind, where, entries in space_entries(e):
+        for key in entries:
+            if key.startswith("dataset.") and key != "dataset.batch_size":
+                yield at(
+                    "E213",
+                    f"{key} is fixed before trials start: with {reader} the driver prepares the data once",
+                    (*where, key),
+                    "search dataset.batch_size only, or run one spec per data setting",
+                    key=True,
+                )
 
 
 def points_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
