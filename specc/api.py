@@ -147,9 +147,8 @@ def compile(experiment: Experiment, output: str | None = None, templates: str | 
 
     script_dir = os.path.dirname(os.path.abspath(output)) if output and output != "-" else None
     plan = make_plan(experiment, script_dir)
-    if plan.shape != "train" or experiment.framework != "torch":
-        what = "a tune section" if plan.shape != "train" else "framework tensorflow"
-        raise UsageError(f"this specc compiles torch specs without a tune section; {experiment.name} has {what}")
+    if experiment.framework != "torch":
+        raise UsageError(f"this specc compiles torch specs; {experiment.name} has framework tensorflow")
     template = f"{experiment.framework}/train.py.j2"
     return render(template, context(plan, script_name(output, plan)), templates)
 
@@ -168,7 +167,23 @@ def describe_plan(experiment: Experiment) -> str:
         f"  run directory: {os.path.join(e.run.storage_path, e.run.name)}",
         f"  Ray: {e.cluster.address or 'a local Ray started for the run'}",
     ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + format_plan(plan_report(experiment, configs=3))  # what `specc plan` shows
+
+
+def plan_report(experiment: Experiment, configs: int = 5, machine: dict[str, float] | None = None) -> dict:
+    """`specc plan` as data: trial count, per-trial resources and whether they fit (on `machine`, default this
+    one, when the spec starts its own Ray), scheduler rungs, worst-case worker-epochs, the first `configs`
+    configs the seeded search samples. JSON-ready; imports no ray."""
+    from specc.trials import plan_report as report
+
+    return report(experiment, configs, machine)
+
+
+def format_plan(report: dict) -> str:
+    """A plan_report as the short aligned text `specc plan` prints."""
+    from specc.plan_text import format_plan as text
+
+    return text(report)
 
 
 def show(experiment: Experiment) -> str:

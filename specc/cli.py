@@ -81,6 +81,16 @@ def build_parser() -> argparse.ArgumentParser:
     _templates(run)
     _overrides(run)
 
+    plan = commands.add_parser("plan", help="trials, resources and fit, scheduler rungs, budget, first configs")
+    plan.add_argument("spec", metavar="SPEC")
+    plan.add_argument("--configs", type=int, default=5, metavar="N", help="sampled configs to show (default 5)")
+    plan.add_argument("--format", choices=("text", "json"), default="text")
+    _overrides(plan)
+
+    results = commands.add_parser("results", help="a finished run's table of trials (or epochs) and its best trial")
+    results.add_argument("run_dir", metavar="RUN_DIR", help="the run directory, <run.storage_path>/<run.name>")
+    results.add_argument("--format", choices=("text", "csv", "json"), default="text")
+
     schema = commands.add_parser("schema", help="write the JSON Schema of the spec format")
     schema.add_argument(
         "-o",
@@ -196,6 +206,19 @@ def cmd_diff(args) -> int:
     return Exit.OK
 
 
+def cmd_plan(args) -> int:
+    import json
+
+    from specc import api
+
+    if args.configs < 0:
+        raise UsageError(f"--configs must be 0 or more, got {args.configs}")
+    report = api.plan_report(api.load(args.spec, args.overrides), configs=args.configs)
+    text = json.dumps(report, indent=2, default=str) + "\n" if args.format == "json" else api.format_plan(report)
+    sys.stdout.write(text)
+    return Exit.OK
+
+
 def cmd_run(args) -> int:
     from specc import api
 
@@ -218,6 +241,13 @@ def cmd_run(args) -> int:
     return Exit.OK
 
 
+def cmd_results(args) -> int:
+    from specc.results import read_run, render
+
+    sys.stdout.write(render(read_run(args.run_dir), args.format))
+    return Exit.OK
+
+
 COMMANDS = {
     "validate": cmd_validate,
     "show": cmd_show,
@@ -225,4 +255,6 @@ COMMANDS = {
     "compile": cmd_compile,
     "diff": cmd_diff,
     "run": cmd_run,
+    "plan": cmd_plan,
+    "results": cmd_results,
 }

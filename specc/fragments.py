@@ -11,6 +11,7 @@ import os
 from specc.render import Code, Multiline, literal
 from specc.resolve import Plan
 from specc.spec_yaml import dump_spec
+from specc.tune_fragments import tune_context, tune_imports
 
 ACTIVATIONS = {
     "relu": "nn.ReLU()",
@@ -37,14 +38,26 @@ METRIC_SUMS = {
     "mse": "((outputs - yb) ** 2).sum()",
     "mae": "(outputs - yb).abs().sum()",
 }
-STDLIB = {"argparse", "importlib", "io", "json", "os", "socket", "sys", "tempfile"}
+STDLIB = {"argparse", "copy", "csv", "importlib", "io", "json", "os", "socket", "sys", "tempfile"}
+# run.resume -> Tuner.restore's arguments (never: check_resumable refuses before Tune is asked)
+RESTORE = {
+    "auto": "resume_unfinished=True, resume_errored=True",
+    "errored_only": "resume_unfinished=False, resume_errored=True",
+    "never": "resume_unfinished=False, resume_errored=False",
+}
 # torchvision data sets that name their splits rather than taking train=True/False
 SPLITS = {"SVHN": ('split="train"', 'split="test"'), "STL10": ('split="train"', 'split="test"')}
 
 
 def context(plan: Plan, script_name: str) -> dict:
     e = plan.experiment
+    lean = plan.shape == "tune"
     return {
+        "lean": lean,  # one Tune trial per process: Tune's session, no worker group
+        "session": Code("tune" if lean else "ray.train"),
+        "move_batches": lean and e.scaling.use_gpu and plan.loader != "ray_data",
+        "restore_args": Code(RESTORE[e.run.resume]),
+        **tune_context(plan),
         "plan": plan,
         "e": e,
         "docstring": Multiline(_docstring(plan, script_name)),
@@ -89,19 +102,9 @@ def _docstring(plan: Plan, script_name: str) -> str:
 
 def _imports(plan: Plan) -> list[str]:
     """The script's imports, grouped and sorted as isort (ruff's I rules) wants them."""
-    modules = {
-        "argparse",
-        "json",
-        "os",
-        "socket",
-        "tempfile",
-        "numpy as np",
-        "pyarrow.fs",
-        "ray",
-        "ray.train",
-        "ray.train.torch",
-        "torch",
-    }
+    modules = {"argparse", "json", "os", "socket", "tempfile", "numpy as np", "pyarrow.fs", "ray", "torch"}
+    if plan.shape != "tune":
+        modules |= {"ray.train", "ray.train.torch"}
     if plan.uses_factory_module:
         modules |= {"importlib", "sys"}
     if plan.loader == "ray_data" or plan.data_source == "files":
@@ -110,10 +113,13 @@ def _imports(plan: Plan) -> list[str]:
         modules.add("io")
     if plan.experiment.model.type == "torchvision" or plan.data_source == "torchvision":
         modules.add("torchvision")
+    tune_modules, froms = tune_imports(plan)
+    modules |= tune_modules
+    froms.add("from torch import nn")
     stdlib = sorted(m for m in modules if m in STDLIB)
     third = sorted((m for m in modules if m not in STDLIB), key=lambda m: m.split(" ")[0])
-    lines = [f"import {m}" for m in stdlib] + [""] + [f"import {m}" for m in third] + ["from torch import nn"]
-    return lines
+    ordered_froms = sorted(froms, key=lambda line: line.split(" ")[1])
+    return [f"import {m}" for m in stdlib] + [""] + [f"import {m}" for m in third] + ordered_froms
 
 
 def _metric_sums(plan: Plan) -> list[Code]:
@@ -133,7 +139,9 @@ def _metric_names(plan: Plan) -> list[tuple[str, int]]:
 def _backend(plan: Plan) -> str:
     """gloo on CPU; with GPUs the spec's backend, except under --smoke, which runs on CPU."""
     scaling = plan.experiment.scaling
-    return f'{literal(scaling.backend)} if use_gpu else "gloo"' if scaling.use_gpu else literal(scaling.backend)
+    if not scaling.use_gpu:
+        return literal(scaling.backend)
+    return f'{literal(scaling.backend)} if scaling["use_gpu"] else "gloo"'
 
 
 def _checkpoint_args(plan: Plan) -> str:

@@ -272,8 +272,68 @@ def unwrapped(model):
     return model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
 
 
+def make_trainer(config, scaling, name, storage_path, max_failures, datasets=None, callbacks=()):
+    """A TorchTrainer running train_func on `scaling`'s workers; its checkpoints go to storage_path/name."""
+    return ray.train.torch.TorchTrainer(
+        train_func,
+        train_loop_config=config,
+        scaling_config=ray.train.ScalingConfig(**scaling),
+        torch_config=ray.train.torch.TorchConfig(backend="gloo"),
+        run_config=ray.train.RunConfig(
+            name=name,
+            storage_path=storage_path,
+            checkpoint_config=ray.train.CheckpointConfig(
+                num_to_keep=2, checkpoint_score_attribute="val_mae", checkpoint_score_order="min"
+            ),
+            failure_config=ray.train.FailureConfig(max_failures=max_failures),
+            callbacks=list(callbacks),
+        ),
+        datasets=datasets,
+    )
+
+
 def main(argv=None, artefacts=None):
     """Runs the experiment; `artefacts` (file name -> text) are written into the run directory first."""
+    args = parse_args(argv)
+    config, scaling = prepare(args)
+    storage_path, run_dir = run_location(args)
+    check_resumable(run_dir, args.resume, args.force)
+
+    started = start_ray(args.address)
+    try:
+        if scaling["num_workers"]:
+            how_many_fit({name: n * scaling["num_workers"] for name, n in worker_resources(scaling).items()}, "run")
+        write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
+        datasets = None
+        trainer = make_trainer(config, scaling, RUN_NAME, storage_path, 0, datasets)
+        summary = write_results(run_dir, trainer.fit())
+    finally:
+        if started:
+            ray.shutdown()
+    print(f"{RUN_NAME}: {summary['metrics']}")
+    print(f"run directory: {run_dir}")
+    print(f"checkpoint: {summary['checkpoint']}")
+    return summary
+
+
+def write_results(run_dir, result):
+    """results.csv (one row per epoch) and best.json (its metrics and checkpoint) in the run directory."""
+    if result.error:
+        raise result.error
+    history = result.return_value or []
+    # Ray Train's local mode (num_workers=0) keeps no checkpoints: result.path is None there.
+    persisted = result.path is not None and result.best_checkpoints
+    metric, mode = "val_mae", "min"
+    best = (max if mode == "max" else min)(history, key=lambda row: row[metric], default={})
+    checkpoint = result.get_best_checkpoint(metric, mode) if persisted else None
+    columns = list(history[0]) if history else []
+    rows = [",".join(columns)] + [",".join(repr(row[name]) for name in columns) for row in history]
+    summary = {"metrics": best, "checkpoint": checkpoint.path if checkpoint else None, "run_dir": run_dir}
+    write_files(run_dir, {"results.csv": "\n".join(rows) + "\n", "best.json": json.dumps(summary, indent=2) + "\n"})
+    return summary
+
+
+def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--address", default=None, help="Ray cluster address (default: start a local Ray)")
     parser.add_argument("--storage-path", default=STORAGE_PATH, help="where run directories go")
@@ -282,47 +342,36 @@ def main(argv=None, artefacts=None):
         "--force", action="store_true", help="with --resume: even if the spec changed since the run began"
     )
     parser.add_argument("--smoke", action="store_true", help="1 epoch, a few batches, at most 2 workers, CPU")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
 
-    config, num_workers, use_gpu, resources = CONFIG, 1, False, None
+
+def prepare(args):
+    """CONFIG and the workers' settings for this run (ray.train.ScalingConfig's arguments), --smoke applied."""
+    config = CONFIG
+    scaling = {
+        "num_workers": 1,
+        "use_gpu": False,
+        "resources_per_worker": None,
+        "placement_strategy": "PACK",
+    }
     if args.smoke:
-        training = {**CONFIG["training"], "epochs": 1, "max_batches": 3}
-        config, num_workers, use_gpu = {**CONFIG, "training": training}, min(num_workers, 2), False
-    storage_path = args.storage_path if "://" in args.storage_path else os.path.abspath(args.storage_path)
-    run_dir = os.path.join(storage_path, RUN_NAME)
-    check_resumable(run_dir, args.resume, args.force)
+        config = {**CONFIG, "training": {**CONFIG["training"], "epochs": 1, "max_batches": 3}}
+        scaling.update(num_workers=min(scaling["num_workers"], 2), use_gpu=False)
+    return config, scaling
 
-    started = start_ray(args.address)
-    try:
-        write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
-        trainer = ray.train.torch.TorchTrainer(
-            train_func,
-            train_loop_config=config,
-            scaling_config=ray.train.ScalingConfig(
-                num_workers=num_workers,
-                use_gpu=use_gpu,
-                resources_per_worker=resources,
-                placement_strategy="PACK",
-            ),
-            torch_config=ray.train.torch.TorchConfig(backend="gloo"),
-            run_config=ray.train.RunConfig(
-                name=RUN_NAME,
-                storage_path=storage_path,
-                checkpoint_config=ray.train.CheckpointConfig(
-                    num_to_keep=2, checkpoint_score_attribute="val_mae", checkpoint_score_order="min"
-                ),
-                failure_config=ray.train.FailureConfig(max_failures=0),
-            ),
-        )
-        result = trainer.fit()
-        summary = write_results(run_dir, result)
-    finally:
-        if started:
-            ray.shutdown()
-    print(f"{RUN_NAME}: {summary['metrics']}")
-    print(f"run directory: {run_dir}")
-    print(f"checkpoint: {summary['checkpoint']}")
-    return summary
+
+def worker_resources(scaling):
+    """What one worker reserves, by Ray Train's rule: resources_per_worker, else 1 CPU (a GPU with use_gpu)."""
+    resources = dict(scaling["resources_per_worker"] or ({} if scaling["use_gpu"] else {"CPU": 1}))
+    if scaling["use_gpu"]:
+        resources.setdefault("GPU", 1)
+    return resources
+
+
+def run_location(args):
+    """(storage path, run directory): local paths made absolute, URIs (s3://, gs://, ...) kept."""
+    storage_path = args.storage_path if "://" in args.storage_path else os.path.abspath(args.storage_path)
+    return storage_path, os.path.join(storage_path, RUN_NAME)
 
 
 def check_resumable(run_dir, resume, force):
@@ -361,21 +410,19 @@ def start_ray(address):
     return True
 
 
-def write_results(run_dir, result):
-    """results.csv (one row per epoch) and best.json (its metrics and checkpoint) in the run directory."""
-    if result.error:
-        raise result.error
-    history = result.return_value or []
-    # Ray Train's local mode (num_workers=0) keeps no checkpoints: result.path is None there.
-    persisted = result.path is not None and result.best_checkpoints
-    metric, mode = "val_mae", "min"
-    best = (max if mode == "max" else min)(history, key=lambda row: row[metric], default={})
-    checkpoint = result.get_best_checkpoint(metric, mode) if persisted else None
-    columns = list(history[0]) if history else []
-    rows = [",".join(columns)] + [",".join(repr(row[name]) for name in columns) for row in history]
-    summary = {"metrics": best, "checkpoint": checkpoint.path if checkpoint else None, "run_dir": run_dir}
-    write_files(run_dir, {"results.csv": "\n".join(rows) + "\n", "best.json": json.dumps(summary, indent=2) + "\n"})
-    return summary
+def how_many_fit(need, what):
+    """How many `what`s needing `need` (Ray resource -> amount) the cluster holds at once. None fitting is
+    refused here: Ray would otherwise wait forever for resources that never come."""
+    have = ray.cluster_resources()
+    fit = min((int(have.get(name, 0) / amount + 1e-9) for name, amount in need.items() if amount > 0), default=1)
+    if fit == 0:
+        needed = ", ".join(f"{amount:g} {name}" for name, amount in need.items())
+        has = ", ".join(f"{have.get(name, 0):g} {name}" for name in need)
+        raise SystemExit(
+            f"one {what} needs {needed}; the cluster has {has}: "
+            "lower scaling.num_workers or scaling.resources_per_worker, or add nodes"
+        )
+    return fit
 
 
 def write_files(run_dir, files):

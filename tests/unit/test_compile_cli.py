@@ -140,8 +140,8 @@ def test_spec_with_problems_exits_1_located_and_writes_nothing(write_spec, tmp_p
     assert not (tmp_path / "build").exists()
 
 
-@pytest.mark.parametrize(("text", "what"), [(TUNE, "a tune section"), (TENSORFLOW, "framework tensorflow")])
-def test_not_yet_compiled_specs_exit_2_with_one_line(write_spec, tmp_path, text, what):
+def test_not_yet_compiled_specs_exit_2_with_one_line(write_spec, tmp_path):
+    text, what = TENSORFLOW, "framework tensorflow"
     write_spec(text, "later.yaml")
     done = run_cli("compile", "later.yaml", cwd=tmp_path)
     assert done.returncode == Exit.USAGE
@@ -195,10 +195,10 @@ def test_diff_of_identical_copies_shows_only_where_they_came_from(write_spec, tm
 
 def test_diff_with_a_spec_that_does_not_compile_exits_2(write_spec, tmp_path):
     write_spec(MINIMAL, "a.yaml")
-    write_spec(TUNE, "b.yaml")
+    write_spec(TENSORFLOW, "b.yaml")
     done = run_cli("diff", "a.yaml", "b.yaml", cwd=tmp_path)
     assert done.returncode == Exit.USAGE
-    assert len(done.stderr.splitlines()) == 1 and "tune" in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "tensorflow" in done.stderr
 
 
 # --- run --dry-run ----------------------------------------------------------------------------------------
@@ -233,7 +233,7 @@ def test_run_dry_run_prints_the_plan_and_starts_no_ray(write_spec, tmp_path):
 
 
 def test_run_dry_run_refuses_what_it_cannot_compile(write_spec, tmp_path):
-    write_spec(TUNE, "t.yaml")
+    write_spec(TENSORFLOW, "t.yaml")
     done = run_cli("run", "t.yaml", "--dry-run", cwd=tmp_path)
     assert done.returncode == Exit.USAGE
     assert "Traceback" not in done.stderr

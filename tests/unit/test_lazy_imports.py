@@ -1,4 +1,4 @@
-"""validate, show and schema never import ray, torch or tensorflow (SPEC §1)."""
+"""validate, show, schema, results and plan never import ray, torch or tensorflow (SPEC §1)."""
 
 from __future__ import annotations
 
@@ -37,3 +37,34 @@ def test_import_specc_is_light():
     code = "import sys, specc; print(sorted(m for m in ('pydantic', 'yaml') if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("fmt", ["text", "csv", "json"])
+def test_results_imports_nothing_heavy(tmp_path, fmt):
+    """`specc results` reads a run with csv, json and yaml alone: no ray, torch, tensorflow or pandas."""
+    (tmp_path / "results.csv").write_text(
+        "trial_id,status,epochs,training.optimizer.lr,best_val_loss\nt_0,completed,2,0.1,0.5\n"
+    )
+    (tmp_path / "spec.resolved.yaml").write_text("specc: 1\ntune: {metric: val_loss, mode: min}\n")
+    args = ["results", str(tmp_path), "--format", fmt]
+    probe = PROBE.format(args=args, heavy=(*HEAVY, "pandas", "pyarrow"))
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert "t_0" in result.stdout
+    assert result.stdout.splitlines()[-1] == "HEAVY: ", result.stdout
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_plan_imports_no_ray_torch_or_tensorflow(write_spec, fmt):
+    """`specc plan` samples its configs with numpy alone (the generator Ray's would use), never with Ray."""
+    spec = write_spec(
+        MINIMAL + "tune: {metric: val_accuracy, mode: max, num_samples: 2, search: {type: random, seed: 3}, "
+        "space: {training.optimizer.lr: {loguniform: [1.0e-4, 0.1]}, dataset.batch_size: {grid: [16, 32]}}}\n"
+        "scheduler: {type: asha}\n"
+    )
+    heavy = tuple(name for name in HEAVY if name != "numpy")
+    probe = PROBE.format(args=["plan", str(spec), "--format", fmt], heavy=heavy)
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert "training.optimizer.lr" in result.stdout
+    assert result.stdout.splitlines()[-1] == "HEAVY: ", result.stdout

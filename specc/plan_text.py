@@ -1,0 +1,154 @@
+"""`specc plan`'s text: a plan report (specc.trials.plan_report) as a short aligned report, one section a line
+or a few: search, per-trial resources, fit, scheduler, budget, the first configs as a table."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+
+def format_plan(report: dict) -> str:
+    """The plan as a short aligned report (what `specc plan` prints)."""
+    lines = [_headline(report)]
+    if report["trials"]["search"] is None:  # one training run: no search, scheduler or sampled configs
+        sections = [("resources", [_resources_line(report)]), ("fit", [_fit_line(report)])]
+        sections.append(("budget", _budget_lines(report)))
+    else:
+        sections = [("search", _search_lines(report)), ("per trial", [_resources_line(report)])]
+        sections += [("fit", [_fit_line(report)]), ("scheduler", _scheduler_lines(report))]
+        sections += [("budget", _budget_lines(report)), ("configs", _config_lines(report["configs"]))]
+    for label, texts in sections:
+        lines.extend(f"  {label if i == 0 else '':<10} {text}".rstrip() for i, text in enumerate(texts))
+    return "\n".join(lines) + "\n"
+
+
+def _headline(report: dict) -> str:
+    shape, count, processes = report["shape"], report["trials"]["count"], report["resources"]["processes"]
+    what = {
+        "train": f"one {report['framework']} training run (no tune section)",
+        "tune": f"{_count(count, 'trial')}, each one Tune function trainable (no Train worker group)",
+        "tune_train": f"{_count(count, 'trial')}, each driving a Ray Train run of {_count(processes, 'worker')}",
+    }[shape]
+    return f"{report['name']}: {what}"
+
+
+def _search_lines(report: dict) -> list[str]:
+    t = report["trials"]
+    seed = f"seed {t['seed']}" if t["seed"] is not None else "no seed"
+    grid = math.prod(t["grid"].values())
+    formula = f"{_count(t['num_samples'], 'sample')}" + (f" x {grid} grid combinations" if t["grid"] else "")
+    lines = [f"{t['search']}, {seed}: {formula} = {_count(t['count'], 'trial')}"]
+    if t["grid"]:
+        lines.append("grid: " + ", ".join(f"{path} ({size})" for path, size in t["grid"].items()))
+    if t["points_to_evaluate"]:
+        lines.append(f"points_to_evaluate: {t['points_to_evaluate']}, tried first; each uses up one sample")
+    return lines
+
+
+def _resources_line(report: dict) -> str:
+    r = report["resources"]
+    if report["shape"] == "tune":
+        return f"{_amounts(r['per_trial'])} (one process)"
+    if r["processes"] == 0:
+        return f"{_amounts(r['per_trial'])}: Ray Train's local mode, training runs in the driver process"
+    workers = f"{_count(r['processes'], 'worker')} x {_amounts(r['per_process'])}"
+    if not r["driver"]:
+        return f"{_amounts(r['per_trial'])} = {workers}"
+    return f"{_amounts(r['per_trial'])} = {_amounts(r['driver'])} (trial driver) + {workers}"
+
+
+def _fit_line(report: dict) -> str:
+    f, search = report["fit"], report["trials"]["search"]
+    if f["where"] == "cluster":
+        return f"Ray at {f['address']}: the cluster's resources are checked when the run starts"
+    here = f"this machine ({_amounts(f['available'])})"
+    unchecked = f"; not checked here: {', '.join(f['unchecked'])}" if f["unchecked"] else ""
+    if not f["fits"]:
+        what = "NO TRIAL FITS on" if search else "DOES NOT FIT on"
+        return f"{what} {here}: {'a trial' if search else 'it'} needs {_amounts(f['short'])}, so the run cannot start"
+    if search is None:
+        return f"{here}: the run fits{unchecked}"
+    why = {"resources": "as many as fit", "trials": "all of them"}.get(f["limited_by"], "max_concurrent_trials")
+    return f"{here}: {_count(f['at_once'], 'trial')} at once ({why}){unchecked}"
+
+
+def _scheduler_lines(report: dict) -> list[str]:
+    s, epochs = report["scheduler"], report["budget"]["epochs"]
+    kind = s["type"]
+    if kind == "fifo":
+        return [f"fifo: every trial trains all {epochs} epochs"]
+    if kind == "asha":
+        rf = _num(s["reduction_factor"])
+        head = f"asha (max_t {s['max_t']}, grace_period {s['grace_period']}, reduction_factor {rf})"
+        rungs = [", ".join(_num(m) for m in b) or "none" for b in s["brackets"]]
+        if len(rungs) == 1:
+            return [f"{head}: rungs at epochs {rungs[0]}"]
+        return [head, *(f"bracket {i} rungs at epochs {r}" for i, r in enumerate(rungs))]
+    if kind == "hyperband":
+        head = f"hyperband (max_t {s['max_t']}, reduction_factor {_num(s['reduction_factor'])}), brackets as filled:"
+        return [head, *(_hyperband_line(b) for b in s["brackets"])]
+    if kind == "median_stopping":
+        action = "stops" if s["hard_stop"] else "pauses"
+        return [
+            f"median_stopping: from epoch {s['grace_period']}, once {s['min_samples_required']} other trials have "
+            f"results, a trial below their median {action}"
+        ]
+    epochs_list = ", ".join(str(e) for e in s["perturbation_epochs"]) or "none"
+    share = f"{s['quantile_fraction']:.0%}"
+    return [f"{kind}: exploit/explore at epochs {epochs_list} (the bottom {share} copy the top {share})"]
+
+
+def _hyperband_line(bracket: dict) -> str:
+    rungs = ", ".join(f"{r['trials']} to epoch {r['epoch']}" for r in bracket["rungs"])
+    where = f"band {bracket['band']} bracket {bracket['bracket']}"
+    return f"{where}: {bracket['trials']} of {bracket['size']} trials; {rungs}"
+
+
+def _budget_lines(report: dict) -> list[str]:
+    b, trials = report["budget"], report["trials"]["count"]
+    factors = [_count(b["epochs"], "epoch"), _count(b["workers"], "worker")]
+    if report["trials"]["search"] is not None:
+        factors.insert(0, _count(trials, "trial"))
+    worst = "worst case " if report["trials"]["search"] is not None else ""  # one run trains every epoch
+    lines = [f"{worst}{b['worst_case_worker_epochs']} worker-epochs = {' x '.join(factors)}"]
+    if "asha_expected_worker_epochs" in b:
+        asha = report["scheduler"]
+        expected = f"about {b['asha_expected_worker_epochs']} if each rung keeps 1 in {_num(asha['reduction_factor'])}"
+        if b["asha_worst_case_worker_epochs"] != b["worst_case_worker_epochs"]:
+            expected = f"at most {b['asha_worst_case_worker_epochs']} (max_t {asha['max_t']}), {expected}"
+        lines.append(f"asha: {expected}")
+    if "hyperband_worker_epochs" in b:
+        lines.append(f"hyperband: {b['hyperband_worker_epochs']} with these brackets")
+    if b["time_budget_s"] is not None:
+        lines.append(f"stop.time_budget_s {_num(b['time_budget_s'])} s ends the whole search sooner if reached")
+    return lines
+
+
+def _config_lines(configs: dict) -> list[str]:
+    values = configs["values"]
+    if not values:
+        return [configs["note"]] if configs["note"] else []
+    paths = list(values[0])
+    rows = [["#", *paths]] + [[str(i), *(_show(config[p]) for p in paths)] for i, config in enumerate(values, 1)]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(paths) + 1)]
+    table = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    return [f"first {len(values)} of {configs['of']}, {configs['note']}:", *table]
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _amounts(resources: dict[str, float]) -> str:
+    return ", ".join(f"{_num(amount)} {name}" for name, amount in resources.items()) or "nothing"
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"

@@ -1,0 +1,422 @@
+"""A finished run, read back from its run directory (SPEC §8): the table of trials or epochs, the best one.
+
+A compiled script leaves in `<run.storage_path>/<run.name>/`:
+
+- with `tune`: `results.csv`, one row per trial (`trial_id`, `status`, `epochs`, one column per search-space
+  path, `best_<tune.metric>`, `last_<metric>`...); `best.json` (the best trial's id, config, metrics and
+  checkpoint, with `metric` and `mode`); `best.yaml` (a single-trial spec with the best values applied).
+- without: `results.csv`, one row per epoch (`epoch`, `train_loss`, `val_loss`, `val_<metric>`...), and
+  `best.json` (the best epoch's metrics and checkpoint; best by `run.checkpoint_score`, else the last epoch).
+
+Cells are JSON where they are not plain numbers (`"[128, 64]"`); an empty cell is a value the trial never
+reported. Plain csv, json and yaml only: reading a run never imports ray, torch, tensorflow or pandas.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import shlex
+from dataclasses import dataclass
+
+from specc.errors import UsageError
+
+FORMATS = ("text", "csv", "json")
+TEXT_COLUMNS = ("trial_id", "status")  # written as they are, never decoded
+TRIAL_COLUMNS = ("trial_id", "status", "epochs")
+STATUS_ORDER = ("completed", "stopped", "error")
+PYTHON_WORDS = {"True": True, "False": False, "None": None, "nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+WIDEST_CELL = 24  # longer table cells end in "..."
+
+
+@dataclass(frozen=True)
+class RunResults:
+    """What a run directory says about its run.
+
+    `kind` is "tune" (one row per trial) or "train" (one row per epoch). Each row maps a column of
+    results.csv to its decoded value (None where the cell is empty). `best` is best.json as written ({} when
+    there is none); `best_row` the index in `rows` of the best trial or epoch. `metric` and `mode` say what
+    "best" means; both are None for a training run that keeps its last epoch. `best_spec` is the path of
+    best.yaml when the run wrote one.
+    """
+
+    run_dir: str
+    kind: str
+    columns: tuple[str, ...]
+    rows: tuple[dict, ...]
+    best: dict
+    best_row: int | None
+    metric: str | None
+    mode: str | None
+    best_spec: str | None = None
+
+    @property
+    def space(self) -> tuple[str, ...]:
+        """The search-space paths of a Tune run, in spec order (no columns for a training run)."""
+        if self.kind != "tune":
+            return ()
+        return tuple(c for c in self.columns if c not in TRIAL_COLUMNS and not c.startswith(("best_", "last_")))
+
+    @property
+    def goal_column(self) -> str | None:
+        """The column that ranks rows: `best_<metric>` for trials, the metric itself for epochs."""
+        if self.metric is None:
+            return None
+        return f"best_{self.metric}" if self.kind == "tune" else self.metric
+
+
+# Reading
+
+
+def read_run(run_dir: str | os.PathLike) -> RunResults:
+    """Reads a run directory; a missing directory or a missing or malformed results.csv is a UsageError."""
+    run_dir = os.fspath(run_dir)
+    columns, rows = read_results_csv(_results_csv(run_dir))
+    kind = "tune" if "trial_id" in columns else "train"
+    best = _read_best_json(os.path.join(run_dir, "best.json"))
+    metric, mode = _goal(run_dir, kind, best)
+    best_spec = os.path.join(run_dir, "best.yaml")
+    return RunResults(
+        run_dir=run_dir,
+        kind=kind,
+        columns=tuple(columns),
+        rows=tuple(rows),
+        best=best,
+        best_row=_best_row(kind, rows, best, metric, mode),
+        metric=metric,
+        mode=mode,
+        best_spec=best_spec if os.path.isfile(best_spec) else None,
+    )
+
+
+def _results_csv(run_dir: str) -> str:
+    if not os.path.exists(run_dir):
+        raise UsageError(f"{run_dir}: no such run directory")
+    if not os.path.isdir(run_dir):
+        raise UsageError(f"{run_dir}: not a directory; give the run directory, <run.storage_path>/<run.name>")
+    path = os.path.join(run_dir, "results.csv")
+    if not os.path.isfile(path):
+        raise UsageError(f"{run_dir}: no results.csv: the run has not finished, or this is not a run directory")
+    return path
+
+
+def read_results_csv(path: str) -> tuple[list[str], list[dict]]:
+    """The header and the decoded rows of a results.csv; a broken line is a UsageError naming it."""
+    reader = csv.reader(io.StringIO(_read_text(path), newline=""), strict=True)
+    try:
+        header = next(reader, None)
+        if not header:
+            raise UsageError(f"{path}:1: no header row")
+        if "trial_id" not in header and "epoch" not in header:
+            raise UsageError(f"{path}:1: the header names neither trial_id (a Tune run) nor epoch (a training run)")
+        rows = [_decode_row(header, cells, f"{path}:{reader.line_num}") for cells in reader if cells]
+    except csv.Error as error:
+        raise UsageError(f"{path}:{reader.line_num}: not valid CSV: {error}") from None
+    return header, rows
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    except OSError as error:
+        raise UsageError(f"{path}: cannot be read: {error.strerror}") from None
+
+
+def _decode_row(header: list[str], cells: list[str], where: str) -> dict:
+    if len(cells) != len(header):
+        raise UsageError(f"{where}: {len(cells)} cells, but the header names {len(header)} columns")
+    return {
+        name: (cell or None) if name in TEXT_COLUMNS else decode_cell(cell)
+        for name, cell in zip(header, cells, strict=True)
+    }
+
+
+def decode_cell(text: str):
+    """A cell's value: JSON where it parses (numbers, lists, quoted strings), Python's spelling of True, None,
+    nan and inf, else the text itself; None for an empty cell."""
+    if text == "":
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return PYTHON_WORDS.get(text, text)
+
+
+def _read_best_json(path: str) -> dict:
+    if not os.path.isfile(path):
+        return {}
+    try:
+        best = json.loads(_read_text(path))
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from None
+    if not isinstance(best, dict):
+        raise UsageError(f"{path}: not a JSON object")
+    return best
+
+
+def _goal(run_dir: str, kind: str, best: dict) -> tuple[str | None, str | None]:
+    """(metric, mode) that picks the best row: best.json's, else the resolved spec's."""
+    if best.get("metric"):
+        return best["metric"], best.get("mode", "max")
+    spec = _resolved_spec(run_dir)
+    section = spec.get("tune") if kind == "tune" else (spec.get("run") or {}).get("checkpoint_score")
+    if isinstance(section, dict) and section.get("metric"):
+        return section["metric"], section.get("mode", "max")
+    return None, None
+
+
+def _resolved_spec(run_dir: str) -> dict:
+    """spec.resolved.yaml as plain data ({} when absent or unreadable: it only fills in what best.json lacks)."""
+    import yaml
+
+    try:
+        with open(os.path.join(run_dir, "spec.resolved.yaml"), encoding="utf-8") as handle:
+            spec = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return spec if isinstance(spec, dict) else {}
+
+
+def _best_row(kind: str, rows: list[dict], best: dict, metric: str | None, mode: str | None) -> int | None:
+    """best.json's trial (or epoch) when it names one that is in the table, else the best by the metric."""
+    key, wanted = ("trial_id", best.get("trial_id")) if kind == "tune" else ("epoch", _best_metrics(best).get("epoch"))
+    for index, row in enumerate(rows):
+        if wanted is not None and row.get(key) == wanted:
+            return index
+    if metric is None:
+        return len(rows) - 1 if kind == "train" and rows else None
+    ranked = _ranked(rows, f"best_{metric}" if kind == "tune" else metric, mode)
+    return ranked[0] if ranked else None
+
+
+def _best_metrics(best: dict) -> dict:
+    metrics = best.get("metrics")
+    return metrics if isinstance(metrics, dict) else {}
+
+
+def _ranked(rows: tuple[dict, ...] | list[dict], column: str, mode: str | None) -> list[int]:
+    """Indices of the rows with a number in `column`, best first (ties in row order)."""
+    scored = [(i, row.get(column)) for i, row in enumerate(rows) if _is_number(row.get(column))]
+    scored = [(i, value) for i, value in scored if not math.isnan(value)]
+    sign = -1 if mode == "max" else 1
+    return [i for i, _ in sorted(scored, key=lambda item: (sign * item[1], item[0]))]
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# Formatting
+
+
+def render(results: RunResults, format: str = "text") -> str:
+    """The run in one of FORMATS: "text" (table + best trial), "csv" (results.csv normalised) or "json"."""
+    formats = {"text": format_text, "csv": format_csv, "json": format_json}
+    if format not in formats:
+        raise UsageError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+    return formats[format](results)
+
+
+def format_text(results: RunResults, max_rows: int | None = None) -> str:
+    """A title line, the table (best row marked `*`) and the best-trial block. With `max_rows`, only the best
+    `max_rows` trials (the last epochs of a training run) are listed, in their own order: a one-screen summary."""
+    shown = _shown_rows(results, max_rows)
+    text = f"{_title(results)}\n\n{format_table(results, shown)}"
+    if len(shown) < len(results.rows):
+        noun = "trials" if results.kind == "tune" else "epochs"
+        everything = f"specc results {shlex.quote(results.run_dir)}"
+        text += f"({len(shown)} of {len(results.rows)} {noun} shown; all of them: {everything})\n"
+    return f"{text}\n{format_best(results)}"
+
+
+def _title(results: RunResults) -> str:
+    if results.kind == "train":
+        return f"{results.run_dir}: {len(results.rows)} epoch{'s' * (len(results.rows) != 1)}"
+    statuses = [row.get("status") or "unknown" for row in results.rows]
+    order = [*STATUS_ORDER, *sorted(set(statuses) - set(STATUS_ORDER))]
+    counts = ", ".join(f"{statuses.count(status)} {status}" for status in order if status in statuses)
+    return f"{results.run_dir}: {len(statuses)} trial{'s' * (len(statuses) != 1)}" + (f" ({counts})" if counts else "")
+
+
+def _shown_rows(results: RunResults, max_rows: int | None) -> list[int]:
+    everything = list(range(len(results.rows)))
+    if max_rows is None or len(everything) <= max_rows:
+        return everything
+    if results.kind == "tune" and results.goal_column:
+        preferred = _ranked(results.rows, results.goal_column, results.mode)
+        preferred += [i for i in everything if i not in preferred]
+    else:
+        preferred = everything[::-1]
+    limit = max(max_rows, 1)
+    keep = set(preferred[:limit])
+    if results.best_row is not None and results.best_row not in keep:
+        keep.discard(preferred[limit - 1])
+        keep.add(results.best_row)
+    return sorted(keep)
+
+
+def format_table(results: RunResults, shown: list[int] | None = None) -> str:
+    """The rows (all, or those at `shown`) as aligned columns: numbers right, text left, the best row marked `*`.
+    Search-space paths are shortened to their last distinct part (`training.optimizer.lr` -> `lr`)."""
+    shown = list(range(len(results.rows))) if shown is None else shown
+    headers = _headers(results)
+    body = [[_cell(name, results.rows[i].get(name)) for name in results.columns] for i in shown]
+    right = [_all_numbers(results.rows[i].get(name) for i in shown) for name in results.columns]
+    widths = [max([len(header), *(len(row[c]) for row in body)]) for c, header in enumerate(headers)]
+    lines = [_line(" ", headers, widths, right), _line(" ", ["-" * w for w in widths], widths, right)]
+    lines += [
+        _line("*" if i == results.best_row else " ", row, widths, right) for i, row in zip(shown, body, strict=True)
+    ]
+    return "".join(line.rstrip() + "\n" for line in lines)
+
+
+def _all_numbers(values) -> bool:
+    return all(_is_number(value) or value is None for value in values)
+
+
+def _headers(results: RunResults) -> list[str]:
+    short = dict(zip(results.space, short_names(results.space), strict=True))
+    return [short.get(name, name) for name in results.columns]
+
+
+def _line(mark: str, cells: list[str], widths: list[int], right: list[bool]) -> str:
+    padded = (cell.rjust(w) if r else cell.ljust(w) for cell, w, r in zip(cells, widths, right, strict=True))
+    return f"{mark} " + "  ".join(padded)
+
+
+def _cell(column: str, value) -> str:
+    text = format_value(value)
+    if column in TEXT_COLUMNS or len(text) <= WIDEST_CELL:
+        return text
+    return text[: WIDEST_CELL - 3] + "..."
+
+
+def format_value(value, digits: int = 4) -> str:
+    """A value as the table shows it: numbers to `digits` significant digits, lists and maps inline, `-` for
+    a value never reported."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    if isinstance(value, list):
+        return "[" + ", ".join(format_value(item, digits) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key}: {format_value(item, digits)}" for key, item in value.items()) + "}"
+    text = str(value)
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
+def short_names(paths: tuple[str, ...] | list[str]) -> list[str]:
+    """The shortest tail of each dotted path that no other path ends in, never starting at a list index:
+    (`training.optimizer.lr`, `model.hidden_sizes.0`) -> (`lr`, `hidden_sizes.0`)."""
+    split = [path.split(".") for path in paths]
+    return [_shortest_tail(parts, [other for other in split if other is not parts]) for parts in split]
+
+
+def _shortest_tail(parts: list[str], others: list[list[str]]) -> str:
+    for size in range(1, len(parts) + 1):
+        tail = parts[-size:]
+        if not tail[0].isdigit() and all(other[-size:] != tail for other in others):
+            return ".".join(tail)
+    return ".".join(parts)
+
+
+def format_best(results: RunResults) -> str:
+    """The best trial (or epoch): its id, the metric, its config, all its metrics, the checkpoint, and how to
+    retrain it from best.yaml."""
+    if results.best_row is None:
+        what = f"reported {results.metric}" if results.metric else "finished"
+        return f"no best {'trial' if results.kind == 'tune' else 'epoch'}: none {what}\n"
+    row = results.rows[results.best_row]
+    lines = [_best_headline(results, row)]
+    lines += [f"  {path}: {format_value(value, 6)}" for path, value in _best_config(results, row).items()]
+    metrics = _best_trial_metrics(results, row)
+    if metrics:
+        lines.append("  metrics: " + ", ".join(f"{name} {format_value(value)}" for name, value in metrics.items()))
+    if "checkpoint" in results.best:
+        lines.append(f"  checkpoint: {results.best['checkpoint'] or 'none kept'}")
+    if results.best_spec:
+        lines.append(f"  retrain it: specc run {shlex.quote(results.best_spec)}")
+    return "".join(line + "\n" for line in lines)
+
+
+def _best_headline(results: RunResults, row: dict) -> str:
+    if results.metric is None:
+        return f"last epoch: {format_value(row.get('epoch'))} (no run.checkpoint_score: the last epoch is kept)"
+    reported = row.get(results.goal_column)
+    value = format_value(_best_metrics(results.best).get(results.metric) if reported is None else reported)
+    if results.kind == "train":
+        return f"best epoch: {format_value(row.get('epoch'))}, {results.metric} {value} ({results.mode})"
+    epoch = _best_metrics(results.best).get("epoch")
+    at = f", at epoch {format_value(epoch)}" if epoch is not None else ""
+    return f"best trial: {row.get('trial_id')}, {results.metric} {value} ({results.mode}{at})"
+
+
+def _best_config(results: RunResults, row: dict) -> dict:
+    if results.kind != "tune":
+        return {}
+    return results.best.get("config") or {path: row.get(path) for path in results.space}
+
+
+def _best_trial_metrics(results: RunResults, row: dict) -> dict:
+    """An epoch's row; a trial's metrics at its best epoch (best.json), else at its last (the `last_` columns)."""
+    if results.kind == "train":
+        metrics = row
+    else:
+        last = {name.removeprefix("last_"): row[name] for name in results.columns if name.startswith("last_")}
+        metrics = _best_metrics(results.best) or last
+    return {name: value for name, value in metrics.items() if name != "epoch"}
+
+
+def format_csv(results: RunResults) -> str:
+    """results.csv normalised the way the compiled scripts write it: lists and maps as JSON, strings as they are,
+    numbers and booleans as Python spells them, empty cells for values never reported, `\\n` line ends."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(results.columns)
+    writer.writerows([encode_cell(row.get(name)) for name in results.columns] for row in results.rows)
+    return out.getvalue()
+
+
+def encode_cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    return value if isinstance(value, str) else repr(value)
+
+
+def format_json(results: RunResults) -> str:
+    """{"run_dir", "kind", "metric", "mode", "columns", "rows", "best_row", "best", "best_spec"}: `rows` as
+    column -> value (null when never reported), `best` is best.json as written. Strict JSON: nan and
+    infinities are the strings "nan", "inf", "-inf"."""
+    document = {
+        "run_dir": results.run_dir,
+        "kind": results.kind,
+        "metric": results.metric,
+        "mode": results.mode,
+        "columns": list(results.columns),
+        "rows": list(results.rows),
+        "best_row": results.best_row,
+        "best": results.best,
+        "best_spec": results.best_spec,
+    }
+    return json.dumps(_strict(document), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _strict(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {key: _strict(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(item) for item in value]
+    return value

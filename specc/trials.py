@@ -1,0 +1,294 @@
+"""`specc plan`: what a run's trials will be before any of them starts — how many, what each one reserves,
+how many fit at once, the scheduler's rungs, the worst-case budget and the first configs the seed samples.
+
+Everything here is computed from the spec, the local machine's CPU/GPU count and Ray 2.60's own formulas
+(read from its source; the tests compare with Ray's real schedulers and generator). Nothing imports ray;
+numpy is imported only for the formulas Ray computes with numpy.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+
+from specc.resolve import TRIAL_DRIVER_CPU, shape_of
+from specc.sampling import NotReproducible, grid_sizes, sample_configs, trial_count
+from specc.spec import Experiment
+
+CHECKED = ("CPU", "GPU")  # what a plan can count on this machine; other resources are reported, not checked
+UNITS = 10_000  # Ray accounts resources in 1/10,000ths: 0.1 + 2 x 1 CPU fits 2.1 CPUs exactly
+LOCAL_ADDRESSES = (None, "local")  # addresses at which the run starts its own Ray on this machine
+
+
+def plan_report(experiment: Experiment, configs: int = 5, machine: dict[str, float] | None = None) -> dict:
+    """The plan as plain data (what `specc plan --format json` prints). `machine`: the local resources to
+    check against, default this machine's ({"CPU": os.cpu_count(), "GPU": GPUs nvidia-smi lists})."""
+    shape = shape_of(experiment)
+    trials = _trials(experiment)
+    resources = trial_resources(experiment, shape)
+    scheduler = scheduler_plan(experiment, trials["count"])
+    return {
+        "name": experiment.name,
+        "framework": experiment.framework,
+        "shape": shape,
+        "trials": trials,
+        "resources": resources,
+        "fit": fit(experiment, resources["per_trial"], trials, machine),
+        "scheduler": scheduler,
+        "budget": budget(experiment, trials["count"], scheduler),
+        "configs": first_configs(experiment, configs, trials["count"]),
+    }
+
+
+def _trials(experiment: Experiment) -> dict:
+    tune = experiment.tune
+    if tune is None:
+        return {"count": 1, "search": None}
+    return {
+        "count": trial_count(tune),
+        "search": tune.search.type,
+        "seed": tune.search.seed,
+        "num_samples": tune.num_samples,
+        "grid": grid_sizes(tune),
+        "points_to_evaluate": len(tune.search.points_to_evaluate),
+        "max_concurrent_trials": tune.max_concurrent_trials,
+    }
+
+
+# -- resources -----------------------------------------------------------------------------------------------------
+
+
+def trial_resources(experiment: Experiment, shape: str) -> dict:
+    """What one trial (or the one run, without tune) reserves from Ray, by shape (SPEC §6)."""
+    scaling = experiment.scaling
+    if shape == "tune":  # the trial's one process reserves what one Train worker would (as the script does)
+        process = train_worker_resources(scaling, accelerator=False)
+        return {"processes": 1, "per_process": process, "driver": {}, "per_trial": process}
+    if shape == "train" and scaling.num_workers == 0:  # Ray Train's local mode: the driver trains, no workers
+        return {"processes": 0, "per_process": {}, "driver": {"CPU": 1}, "per_trial": {"CPU": 1}}
+    worker = train_worker_resources(scaling)
+    driver = {"CPU": TRIAL_DRIVER_CPU} if shape == "tune_train" else {}
+    per_trial = _add(driver, {name: amount * scaling.num_workers for name, amount in worker.items()})
+    return {"processes": scaling.num_workers, "per_process": worker, "driver": driver, "per_trial": per_trial}
+
+
+def train_worker_resources(scaling, accelerator: bool = True) -> dict[str, float]:
+    """One Ray Train worker, as ray.train.ScalingConfig._resources_per_worker_not_none decides it: no CPU for
+    a default GPU worker. `accelerator`: with the accelerator_type resource ScalingConfig adds."""
+    if scaling.resources_per_worker is None:
+        resources = {"GPU": 1} if scaling.use_gpu else {"CPU": 1}
+    else:
+        resources = _nonzero(scaling.resources_per_worker)
+    if scaling.use_gpu:
+        resources.setdefault("GPU", 1)
+    if scaling.accelerator_type and accelerator:
+        resources.setdefault(f"accelerator_type:{scaling.accelerator_type}", 0.001)
+    return resources
+
+
+def _nonzero(resources: dict[str, float]) -> dict[str, float]:
+    return {name: _number(amount) for name, amount in resources.items() if amount != 0}
+
+
+def _add(*parts: dict[str, float]) -> dict[str, float]:
+    total: dict[str, float] = {}
+    for part in parts:
+        for name, amount in part.items():
+            total[name] = round(total.get(name, 0) + amount, 4)
+    return {name: _number(amount) for name, amount in total.items()}
+
+
+def _number(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else value
+
+
+# -- fit -----------------------------------------------------------------------------------------------------------
+
+
+def local_resources() -> dict[str, float]:
+    """This machine: os.cpu_count() CPUs and the GPUs `nvidia-smi -L` lists (0 without nvidia-smi)."""
+    return {"CPU": os.cpu_count() or 1, "GPU": _gpu_count()}
+
+
+def _gpu_count() -> int:
+    tool = shutil.which("nvidia-smi")
+    if tool is None:
+        return 0
+    try:
+        listed = subprocess.run([tool, "-L"], capture_output=True, text=True, timeout=10, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(line.startswith("GPU ") for line in listed.splitlines())
+
+
+def fit(experiment: Experiment, per_trial: dict[str, float], trials: dict, machine: dict | None = None) -> dict:
+    """Whether the trials fit where the run will start Ray, and how many at once."""
+    address = experiment.cluster.address
+    unchecked = sorted(name for name in per_trial if name not in CHECKED)
+    if address not in LOCAL_ADDRESSES:
+        where = {"where": "cluster", "address": address, "available": None, "at_once": None, "fits": None}
+        return where | {"limited_by": None, "short": {}, "unchecked": unchecked}
+    available = dict(machine) if machine is not None else local_resources()
+    by_resources = min((_times(available.get(n, 0), per_trial[n]) for n in CHECKED if per_trial.get(n)), default=None)
+    limits = {"resources": by_resources, "max_concurrent_trials": trials.get("max_concurrent_trials")}
+    limits["trials"] = trials["count"]
+    at_once = min(limit for limit in limits.values() if limit is not None)
+    limited_by = next(name for name, limit in limits.items() if limit == at_once)
+    short = {n: per_trial[n] for n in CHECKED if per_trial.get(n, 0) > available.get(n, 0)}
+    where = {"where": "local", "address": address, "available": available, "at_once": at_once, "fits": at_once > 0}
+    return where | {"limited_by": limited_by, "short": short, "unchecked": unchecked}
+
+
+def _times(available: float, need: float) -> int:
+    """How many times `need` fits in `available`, in Ray's fixed-point units."""
+    return round(available * UNITS) // round(need * UNITS)
+
+
+# -- schedulers ----------------------------------------------------------------------------------------------------
+
+
+def scheduler_plan(experiment: Experiment, trials: int) -> dict:
+    scheduler = experiment.scheduler
+    kind = "fifo" if scheduler is None or experiment.tune is None else scheduler.type
+    plan = {"type": kind}
+    if kind == "asha":
+        plan |= {"max_t": scheduler.max_t, "grace_period": scheduler.grace_period}
+        plan |= {"reduction_factor": scheduler.reduction_factor, "brackets": asha_rungs(scheduler)}
+    elif kind == "hyperband":
+        plan |= {"max_t": scheduler.max_t, "reduction_factor": scheduler.reduction_factor}
+        plan |= {"stop_last_trials": scheduler.stop_last_trials, "brackets": hyperband_brackets(scheduler, trials)}
+    elif kind == "median_stopping":
+        plan |= scheduler.model_dump(include={"grace_period", "min_samples_required", "hard_stop"})
+    elif kind in ("pbt", "pb2"):
+        burn_in = getattr(scheduler, "burn_in_period", 0)
+        plan |= scheduler.model_dump(include={"perturbation_interval", "quantile_fraction", "synch"})
+        plan |= {"burn_in_period": burn_in}
+        plan["perturbation_epochs"] = perturbation_epochs(
+            scheduler.perturbation_interval, burn_in, experiment.training.epochs
+        )
+    return plan
+
+
+def asha_rungs(asha) -> list[list[float | int]]:
+    """Each bracket's milestones (epochs at which a trial is compared with the others), ascending, computed as
+    ASHAScheduler's _Bracket does (which keeps them descending)."""
+    import numpy as np
+
+    brackets = []
+    for s in range(asha.brackets):
+        count = int(np.log(asha.max_t / asha.grace_period) / np.log(asha.reduction_factor) - s + 1)
+        brackets.append([_number(asha.grace_period * asha.reduction_factor ** (k + s)) for k in range(count)])
+    return brackets
+
+
+def hyperband_brackets(hyperband, trials: int) -> list[dict]:
+    """The brackets HyperBandScheduler fills with `trials` trials, in the order it fills them, each with its rungs:
+    how many trials run up to which epoch (survivors of each halving)."""
+    import numpy as np
+
+    eta, max_t = hyperband.reduction_factor, hyperband.max_t
+    s_max_1 = int(np.round(np.log(max_t) / np.log(eta))) + 1
+    brackets, band, s, left = [], 0, 0, trials
+    while left > 0:
+        if s == s_max_1:
+            band, s = band + 1, 0
+        r0 = int(max_t * eta ** (-s))
+        if r0 > 0:
+            size = int(np.ceil(s_max_1 / (s + 1) * eta**s))
+            rungs = _halvings(size, min(left, size), r0, s, eta, max_t)
+            brackets.append({"band": band, "bracket": s, "trials": min(left, size), "size": size, "rungs": rungs})
+            left -= min(left, size)
+        s += 1
+    return brackets
+
+
+def _halvings(size: int, live: int, r: int, s: int, eta: float, max_t: int) -> list[dict]:
+    """_Bracket.successive_halving, s times: keep the best ceil(n / eta) (of the bracket's size), run eta x longer."""
+    import numpy as np
+
+    rungs, n = [{"epoch": r, "trials": live}], size
+    for _ in range(s):
+        n = int(np.ceil(n / eta))
+        r = int(min(r * eta, max_t))
+        live = min(live, n)
+        rungs.append({"epoch": r, "trials": live})
+    return rungs
+
+
+def perturbation_epochs(interval: int, burn_in: int, epochs: int) -> list[int]:
+    """Epochs at which PBT/PB2 exploit and explore: from burn_in on, every `interval` epochs after the last one."""
+    last, found = 0, []
+    for epoch in range(1, epochs + 1):
+        if epoch >= burn_in and epoch - last >= interval:
+            found.append(epoch)
+            last = epoch
+    return found
+
+
+# -- budget --------------------------------------------------------------------------------------------------------
+
+
+def budget(experiment: Experiment, trials: int, scheduler: dict) -> dict:
+    """Worker-epochs: one worker training one epoch. The worst case is every trial running every epoch."""
+    epochs, workers = experiment.training.epochs, max(experiment.scaling.num_workers, 1)
+    out = {"epochs": epochs, "workers": workers, "worst_case_worker_epochs": trials * epochs * workers}
+    if scheduler["type"] == "asha":
+        out["asha_worst_case_worker_epochs"] = trials * scheduler["max_t"] * workers
+        out["asha_expected_worker_epochs"] = round(trials * _asha_expected_epochs(scheduler) * workers)
+    elif scheduler["type"] == "hyperband":
+        last = epochs if not scheduler["stop_last_trials"] else None
+        per_bracket = [_bracket_epochs(bracket["rungs"], last) for bracket in scheduler["brackets"]]
+        out["hyperband_worker_epochs"] = sum(per_bracket) * workers
+    stop = experiment.stop
+    out["time_budget_s"] = stop.time_budget_s if stop is not None and experiment.tune is not None else None
+    return out
+
+
+def _asha_expected_epochs(asha: dict) -> float:
+    """Epochs per trial if every rung keeps 1 in reduction_factor, averaged over the brackets with the
+    probabilities ASHAScheduler.on_trial_add draws them with (softmax of their rung counts)."""
+    import numpy as np
+
+    rf, max_t, brackets = asha["reduction_factor"], asha["max_t"], asha["brackets"]
+    sizes = np.array([len(rungs) for rungs in brackets])
+    weights = np.e ** (sizes - sizes.max())
+    weights = weights / weights.sum()
+    expected = 0.0
+    for weight, rungs in zip(weights, brackets, strict=True):
+        stops = [min(math.ceil(milestone), max_t) for milestone in rungs] + [max_t]
+        start, per_trial = 0, 0.0
+        for k, stop in enumerate(stops):
+            per_trial += (stop - start) * rf ** (-k)
+            start = stop
+        expected += weight * per_trial
+    return float(expected)
+
+
+def _bracket_epochs(rungs: list[dict], run_on_to: int | None) -> int:
+    start, total = 0, 0
+    for rung in rungs:
+        total += rung["trials"] * (rung["epoch"] - start)
+        start = rung["epoch"]
+    if run_on_to is not None:  # stop_last_trials false: the last rung's trials train on to the end
+        total += rungs[-1]["trials"] * max(run_on_to - start, 0)
+    return total
+
+
+# -- configs -------------------------------------------------------------------------------------------------------
+
+
+def first_configs(experiment: Experiment, n: int, trials: int) -> dict:
+    """The first `n` trial configs the run will try, or why they cannot be known before it starts."""
+    if experiment.tune is None:
+        return {"values": [], "of": trials, "note": "no tune section: one run with the spec's values"}
+    if n <= 0:
+        return {"values": [], "of": trials, "note": None}
+    try:
+        values = sample_configs(experiment.tune, n)
+    except NotReproducible as reason:
+        return {"values": [], "of": trials, "note": str(reason)}
+    seed = experiment.tune.search.seed
+    note = f"sampled with seed {seed} (the values the run samples)" if seed is not None else "grid values only"
+    return {"values": values, "of": trials, "note": note}

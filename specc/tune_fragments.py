@@ -1,0 +1,106 @@
+"""The Tune parts of the template context: search-space domains, stop conditions, searcher imports.
+
+Like fragments.py, every piece of code here is assembled from validated choices (a distribution's kind, a
+stop operator) and values quoted by `render.literal`.
+"""
+
+from __future__ import annotations
+
+from specc.render import Code, literal
+from specc.resolve import TRIAL_DRIVER_CPU, Plan
+from specc.spec.space import Distribution
+from specc.spec.stop import parse_condition
+
+# spec distribution -> the Ray Tune function that samples it
+DOMAINS = {
+    "uniform": "tune.uniform",
+    "quniform": "tune.quniform",
+    "loguniform": "tune.loguniform",
+    "qloguniform": "tune.qloguniform",
+    "randint": "tune.randint",
+    "qrandint": "tune.qrandint",
+    "lograndint": "tune.lograndint",
+    "randn": "tune.randn",
+    "qrandn": "tune.qrandn",
+    "choice": "tune.choice",
+    "grid": "tune.grid_search",
+}
+SEARCHERS = {
+    "random": "from ray.tune.search import BasicVariantGenerator",
+    "grid": "from ray.tune.search import BasicVariantGenerator",
+    "optuna": "from ray.tune.search.optuna import OptunaSearch",
+    "hyperopt": "from ray.tune.search.hyperopt import HyperOptSearch",
+    "bayesopt": "from ray.tune.search.bayesopt import BayesOptSearch",
+}
+SCHEDULERS = {
+    "fifo": "FIFOScheduler",
+    "asha": "ASHAScheduler",
+    "hyperband": "HyperBandScheduler",
+    "median_stopping": "MedianStoppingRule",
+    "pbt": "PopulationBasedTraining",
+}
+
+
+def domain(distribution: Distribution) -> Code:
+    """`{loguniform: [1e-4, 0.1]}` -> `tune.loguniform(0.0001, 0.1)`; choices and grids take their list whole."""
+    function = DOMAINS[distribution.kind]
+    if distribution.kind in ("choice", "grid"):
+        return Code(f"{function}({literal(list(distribution.args))})")
+    return Code(f"{function}({', '.join(literal(arg) for arg in distribution.args)})")
+
+
+def tune_context(plan: Plan) -> dict:
+    e = plan.experiment
+    if e.tune is None:
+        return {}
+    space = {path: domain(distribution) for path, distribution in e.tune.space.items()}
+    scheduler = e.scheduler.type if e.scheduler else "fifo"
+    return {
+        "space": space,
+        "has_grid": any(d.kind == "grid" for d in e.tune.space.values()),
+        "mutations": {path: domain(d) for path, d in getattr(e.scheduler, "mutations", {}).items()},
+        "stop_conditions": [_condition(text) for text in (e.stop.when if e.stop else [])],
+        "stoppers": _stoppers(plan),
+        "scheduler_type": scheduler,
+        "driver_cpu": TRIAL_DRIVER_CPU,
+        "result_columns": [m for m in plan.reported_metrics if m != "epoch"],
+    }
+
+
+def _stoppers(plan: Plan) -> tuple[bool, bool]:
+    """(the script has a StopRules class, a TrialPlateauStopper)."""
+    stop = plan.experiment.stop
+    if stop is None:
+        return False, False
+    return bool(stop.when or stop.max_trial_time_s), stop.plateau is not None
+
+
+def _condition(text: str) -> Code:
+    """ "val_accuracy >= 0.99" -> `result["val_accuracy"] >= 0.99` (metric and number quoted, operator checked)."""
+    metric, op, value = parse_condition(text)
+    assert op in (">=", ">", "<=", "<")
+    return Code(f"result[{literal(metric)}] {op} {literal(value)}")
+
+
+def tune_imports(plan: Plan) -> tuple[set[str], set[str]]:
+    """(modules, from-imports) the Tune parts of a script use."""
+    e = plan.experiment
+    if e.tune is None:
+        return set(), set()
+    modules = {"copy", "csv", "io", "yaml"}
+    froms = {"from ray import tune", SEARCHERS[e.tune.search.type]}
+    if e.tune.search.type == "optuna":
+        modules.add("optuna")
+    scheduler = e.scheduler.type if e.scheduler else "fifo"
+    froms.add(
+        "from ray.tune.schedulers.pb2 import PB2"
+        if scheduler == "pb2"
+        else f"from ray.tune.schedulers import {SCHEDULERS[scheduler]}"
+    )
+    rules, plateau = _stoppers(plan)
+    stoppers = ["CombinedStopper"] * (rules and plateau) + ["Stopper"] * rules + ["TrialPlateauStopper"] * plateau
+    if stoppers:
+        froms.add(f"from ray.tune.stopper import {', '.join(stoppers)}")
+    if plan.shape == "tune_train":
+        froms.add("from ray.tune.integration.ray_train import TuneReportCallback")
+    return modules, froms
