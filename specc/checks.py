@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from specc.document import Path, SourceMap
 from specc.errors import Problem
 from specc.problems import Locator, did_you_mean
-from specc.search_checks import data_fixed, points_fit, search_supports, space_paths
+from specc.search_checks import data_fixed, points_fit, ray_interpreted, search_supports, space_paths
 from specc.spec.experiment import Experiment
 from specc.spec.model import MODEL_TYPES
 from specc.spec.stop import parse_condition
@@ -290,6 +290,7 @@ RULES = (
     space_paths,
     search_supports,
     points_fit,
+    ray_interpreted,
     data_fixed,
     scheduler_budget,
     needs_checkpoints,

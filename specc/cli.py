@@ -229,7 +229,7 @@ def cmd_run(args) -> int:
         return Exit.OK
     from specc.execute import run
 
-    run(
+    result = run(
         experiment,
         smoke=args.smoke,
         resume=args.resume,
@@ -237,7 +237,11 @@ def cmd_run(args) -> int:
         address=args.address,
         storage_path=args.storage_path,
         templates=args.templates,
-    )  # the script prints its own summary
+    )  # the script prints its own summary; a search also gets the table of its trials
+    if experiment.tune is not None and "://" not in result.run_dir:
+        from specc.results import format_text, read_run
+
+        sys.stdout.write("\n" + format_text(read_run(result.run_dir), max_rows=20))
     return Exit.OK
 
 

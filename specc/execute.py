@@ -7,6 +7,7 @@ exactly the code that is written to the run directory.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import types
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ def run(
 ) -> RunResult:
     from specc import api
 
+    _check_searcher_installed(experiment)
     source = api.compile(experiment, templates=templates)
     module = types.ModuleType(f"specc_run_{experiment.name.replace('-', '_')}")
     module.__file__ = os.path.join(os.getcwd(), "script.py")  # relative paths in the script start here
@@ -58,6 +60,19 @@ def run(
 
             ray.shutdown()
     return RunResult(summary["run_dir"], summary["metrics"], summary["checkpoint"])
+
+
+SEARCHER_MODULES = {"optuna": "optuna", "hyperopt": "hyperopt", "bayesopt": "bayes_opt"}
+
+
+def _check_searcher_installed(experiment: Experiment) -> None:
+    """A searcher from an optional extra that is not installed is a problem naming the extra, not an ImportError."""
+    search = experiment.tune.search.type if experiment.tune else None
+    module = SEARCHER_MODULES.get(search)
+    if module and importlib.util.find_spec(module) is None:
+        raw = getattr(experiment, "_raw", None)
+        message = f"search type {search} needs the {module} package, which is not installed"
+        raise SpecError([Problem("E401", message, raw.file if raw else None, hint=f"pip install 'specc[{search}]'")])
 
 
 def _start_ray(module, address: str | None, spec_file: str | None) -> bool:

@@ -80,15 +80,20 @@ def context(plan: Plan, script_name: str) -> dict:
 def _docstring(plan: Plan, script_name: str) -> str:
     e = plan.experiment
     summary = e.description or f"{e.model.type} on {e.dataset.type}, {e.framework}, {e.scaling.num_workers} worker(s)"
+    search = e.tune is not None
     usage = [
         f"    python {script_name}                      # local Ray",
         f"    python {script_name} --address auto       # an existing Ray cluster",
-        f"    python {script_name} --resume             # continue the last run from its checkpoint",
-        f"    python {script_name} --smoke              # 1 epoch, a few batches, CPU: a quick check",
+        f"    python {script_name} --resume             # "
+        + ("continue the search; finished trials are kept" if search else "continue the last run"),
+        f"    python {script_name} --smoke              # "
+        + ("1 trial, 1 epoch, a few batches, CPU" if search else "1 epoch, a few batches, CPU: a quick check"),
     ]
     return "\n".join(
         [
             f"{e.name}: {summary}",
+            "",
+            _shape_sentence(plan),
             "",
             f"Compiled by specc {plan.specc_version} for Ray {plan.ray_version} from {plan.spec_file}",
             f"(resolved spec sha256 {plan.spec_sha256}).",
@@ -98,6 +103,19 @@ def _docstring(plan: Plan, script_name: str) -> str:
             "",
         ]
     )
+
+
+def _shape_sentence(plan: Plan) -> str:
+    e, workers = plan.experiment, plan.experiment.scaling.num_workers
+    if plan.shape == "train":
+        on = "in this process (Ray Train's local mode)" if workers == 0 else f"on {workers} worker(s)"
+        return f"One Ray Train run {on}."
+    from specc.sampling import trial_count
+
+    trials = f"A Ray Tune search of {trial_count(e.tune)} trial(s)"
+    if plan.shape == "tune":
+        return f"{trials}, each trained in its own process (no Ray Train worker group)."
+    return f"{trials}, each a Ray Train run on {workers} workers."
 
 
 def _imports(plan: Plan) -> list[str]:

@@ -240,3 +240,41 @@ def points_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
             error = _rejects(field_adapter(e, key.split(".")), value)
             if error:
                 yield at("E212", f"{value!r} is not valid for {key}: {error}", path)
+            elif isinstance(value, list | dict) and e.tune.search.type in ("random", "grid"):
+                yield at(
+                    "E212",
+                    f"{key} is a list or mapping, which Ray's BasicVariantGenerator cannot preset "
+                    "(the run would fail when it starts)",
+                    path,
+                    "leave this path out of the point (it is then sampled), or use search type optuna or hyperopt",
+                )
+
+
+def ray_interpreted(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """A one-key mapping {eval: ...} or {grid_search: ...} anywhere in a value Tune resolves would be evaluated as
+    Python or expanded into trials by Ray, not passed on: refused, so no spec text can become code."""
+    values: list[tuple[Path, Any]] = []
+    for _kind, where, entries in space_entries(e):
+        for key, entry in entries.items():
+            if isinstance(entry, Distribution) and entry.kind in ("choice", "grid"):
+                values += [((*where, key, entry.kind, index), value) for index, value in enumerate(entry.args)]
+    if e.tune:
+        for index, point in enumerate(e.tune.search.points_to_evaluate):
+            values += [(("tune", "search", "points_to_evaluate", index, key), v) for key, v in point.items()]
+    for path, value in values:
+        if _has_ray_directive(value):
+            yield at(
+                "E203",
+                "a mapping whose only key is 'eval' or 'grid_search' is run or expanded by Ray Tune, not passed on",
+                path,
+                "rename the key or add a second one",
+            )
+
+
+def _has_ray_directive(value: Any) -> bool:
+    if isinstance(value, dict):
+        directive = len(value) == 1 and next(iter(value)) in ("eval", "grid_search")
+        return directive or any(_has_ray_directive(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_ray_directive(item) for item in value)
+    return False

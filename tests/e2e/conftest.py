@@ -26,7 +26,9 @@ PYTHON = sys.executable  # the venv's interpreter: specc, ray and torch are inst
 
 @pytest.fixture(scope="session")
 def local_ray():
-    """A real local Ray for the whole session (2 CPUs, no dashboard), shut down at the end.
+    """A real local Ray for the whole session (2 CPUs), shut down at the end.
+
+    With the dashboard: trials that drive a Ray Train run need its state API (see the compiled start_ray).
 
     The compiled script's main() and specc.execute.run join an initialised Ray and leave it running.
     """
@@ -35,7 +37,7 @@ def local_ray():
     if ray.is_initialized():  # pragma: no cover - someone else's Ray: do not take it over
         pytest.skip("a Ray is already initialised in this process")
     # "local": always a new Ray of our own, never a cluster someone else started with `ray start` on this machine
-    ray.init(address="local", include_dashboard=False, num_cpus=2)
+    ray.init(address="local", include_dashboard=True, num_cpus=2)
     try:
         yield ray
     finally:
