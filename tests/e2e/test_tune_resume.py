@@ -1,0 +1,158 @@
+"""A search survives its driver being killed and its trials failing (SPEC §8, run.max_failures / --resume):
+resuming finishes every trial without running a finished one again; a failed trial is retried from its
+last checkpoint instead of starting over."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import PYTHON, compile_spec, run_spec, subprocess_env
+
+pytestmark = pytest.mark.slow
+
+SEARCH = """\
+specc: 1
+name: {name}
+framework: torch
+model:
+  type: custom
+  factory: "e2e_crash_models:make"
+  kwargs: {{crash_at_epoch: 1, armed: "{armed}", log: "{log}", hidden: 16}}
+dataset: {{type: digits, batch_size: 128}}
+training:
+  epochs: {epochs}
+  optimizer: {{type: sgd, lr: 0.05, momentum: 0.9}}
+  metrics: [accuracy]
+  checkpoint_every: 1
+scaling: {{num_workers: 1}}
+tune:
+  metric: val_accuracy
+  mode: max
+  num_samples: {samples}
+  max_concurrent_trials: 1
+  search: {{type: random, seed: 5}}
+  space:
+    training.optimizer.lr: {{loguniform: [0.01, 0.2]}}
+run: {{checkpoints_to_keep: 2, max_failures: {max_failures}}}
+"""
+
+
+def epoch_starts(log: Path) -> list[str]:
+    """The pid of the process that started each epoch, in order (written by the crash model)."""
+    return log.read_text(encoding="utf-8").split() if log.exists() else []
+
+
+def trial_history(trial_dir: Path) -> list[int]:
+    """The epochs a trial reported, in order, from Tune's own result log."""
+    path = trial_dir / "result.json"
+    if not path.exists():
+        return []
+    return [json.loads(line)["epoch"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def results(run_dir: Path) -> list[dict]:
+    with open(run_dir / "results.csv", newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def finished_trials(run_dir: Path, epochs: int) -> dict[str, list[int]]:
+    if not run_dir.is_dir():
+        return {}
+    histories = {p.name: trial_history(p) for p in run_dir.iterdir() if p.name.startswith("trial_")}
+    return {name: history for name, history in histories.items() if len(history) == epochs}
+
+
+def test_killed_search_resumes_without_rerunning_finished_trials(tmp_path, spec_file, factory_module):
+    factory_module("crash_models.py", "e2e_crash_models")
+    log, epochs, samples = tmp_path / "epochs.log", 4, 4
+    spec = spec_file(
+        SEARCH.format(name="killed", armed=tmp_path / "never", log=log, epochs=epochs, samples=samples, max_failures=0)
+    )
+    script = compile_spec(spec, tmp_path / "killed.py")
+    storage, run_dir = tmp_path / "runs", tmp_path / "runs" / "killed"
+
+    # 1. The driver is SIGKILLed once two trials have finished and the third has started an epoch.
+    process = subprocess.Popen(
+        [PYTHON, str(script), "--storage-path", str(storage)],
+        cwd=tmp_path,
+        env=subprocess_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its Ray processes share its session: cleaned up by process group below
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while len(finished_trials(run_dir, epochs)) < 2 or len(epoch_starts(log)) <= 2 * epochs:
+            assert process.poll() is None, "the search ended before it could be interrupted"
+            assert time.monotonic() < deadline, "two trials did not finish within 240 s"
+            time.sleep(0.2)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        with_group_gone(process.pid)
+    before = finished_trials(run_dir, epochs)
+    assert len(before) >= 2
+    assert not (run_dir / "results.csv").exists()  # the killed run never got to write its results
+    starts_before = len(epoch_starts(log))
+
+    # 2. --resume: the remaining trials run, the finished ones do not start a single epoch again.
+    done = subprocess.run(
+        [PYTHON, str(script), "--storage-path", str(storage), "--resume"],
+        cwd=tmp_path,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    rows = results(run_dir)
+    assert len(rows) == samples
+    assert {row["status"] for row in rows} == {"completed"}
+    assert all(int(row["epochs"]) == epochs for row in rows)
+    for name, history in before.items():
+        assert trial_history(run_dir / name) == history == list(range(epochs))  # nothing appended
+    for row in rows:  # every trial reported each epoch exactly once, the interrupted one included
+        assert trial_history(run_dir / f"trial_{row['trial_id']}") == list(range(epochs))
+    started_again = len(epoch_starts(log)) - starts_before
+    unfinished = samples - len(before)
+    # Each unfinished trial trains at most its `epochs` epochs (the interrupted one resumes from a checkpoint).
+    assert started_again <= unfinished * epochs, f"{started_again} epochs started after the resume"
+    assert len(epoch_starts(log)) <= samples * epochs + 1  # at most the one epoch the kill cut short is redone
+
+
+def with_group_gone(pid: int) -> None:
+    """Kills what is left of the process group the test started (the killed driver's Ray), by its id."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    time.sleep(1)
+
+
+def test_failed_trial_is_retried_from_its_last_checkpoint(tmp_path, spec_file, factory_module, local_ray):
+    """run.max_failures: Tune restarts the trial in a new process from its last checkpoint."""
+    factory_module("crash_models.py", "e2e_crash_models")
+    armed, log = tmp_path / "armed", tmp_path / "epochs.log"
+    armed.touch()
+    spec = spec_file(SEARCH.format(name="retried", armed=armed, log=log, epochs=3, samples=1, max_failures=1))
+
+    result = run_spec(spec, storage_path=tmp_path / "runs")
+
+    pids = epoch_starts(log)
+    assert not armed.exists()  # it did crash
+    assert len(pids) == 4, pids  # epoch 0, the crash as epoch 1 starts; after the retry epochs 1 and 2 only
+    assert pids[0] == pids[1] != pids[2] == pids[3]
+    (row,) = results(Path(result.run_dir))
+    assert row["status"] == "completed" and row["epochs"] == "3"
+    (trial,) = [p for p in Path(result.run_dir).iterdir() if p.name.startswith("trial_")]
+    assert trial_history(trial) == [0, 1, 2]
+    assert result.metrics["epoch"] == 2
