@@ -314,6 +314,19 @@ def test_smoke_mode_drops_gpu_resources(tmp_path):
     assert not scaling["use_gpu"] and script.worker_resources(scaling) == {"CPU": 1.0}
 
 
+def test_accelerator_type_is_reserved_and_dropped_under_smoke(tmp_path):
+    spec = tmp_path / "gpu.yaml"
+    text = (ROOT / "specs" / "digits_gpu.yaml").read_text(encoding="utf-8")
+    spec.write_text(text.replace("  backend: nccl\n", "  backend: nccl\n  accelerator_type: A100\n"), encoding="utf-8")
+    script = types.ModuleType("gpu_script")
+    script.__file__ = str(tmp_path / "gpu.py")
+    exec(compile(api.compile(api.load(spec)), script.__file__, "exec"), script.__dict__)
+    _, scaling = script.prepare(script.parse_args([]))
+    assert script.worker_resources(scaling) == {"CPU": 1.0, "GPU": 1, "accelerator_type:A100": 0.001}
+    _, scaling = script.prepare(script.parse_args(["--smoke"]))
+    assert "accelerator_type" not in scaling and script.worker_resources(scaling) == {"CPU": 1.0}
+
+
 # --- compile stays light ----------------------------------------------------------------------------------
 
 HEAVY = ("ray", "torch", "tensorflow", "keras", "jax", "sklearn", "torchvision", "factories")
