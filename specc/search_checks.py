@@ -230,6 +230,15 @@ def points_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
         return
     space = e.tune.space
     for index, point in enumerate(e.tune.search.points_to_evaluate):
+        missing = [key for key in space if key not in point]
+        if missing and e.tune.search.type not in ("random", "grid"):
+            yield at(
+                "E212",
+                f"{e.tune.search.type} needs a value for every search-space path in each point; missing: "
+                + ", ".join(missing),
+                ("tune", "search", "points_to_evaluate", index),
+                "only random and grid search sample the paths a point leaves out",
+            )
         for key, value in point.items():
             path = ("tune", "search", "points_to_evaluate", index, key)
             if key not in space:
