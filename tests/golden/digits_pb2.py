@@ -343,6 +343,7 @@ def main(argv=None, artefacts=None):
                     num_samples=1 if args.smoke else 4,
                     search_alg=make_searcher(at_once),
                     scheduler=make_scheduler(),
+                    reuse_actors=True,  # a finished trial's process takes the next trial: no process start each time
                     trial_name_creator=trial_name,
                     trial_dirname_creator=trial_name,
                 ),

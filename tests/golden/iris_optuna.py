@@ -379,6 +379,7 @@ def main(argv=None, artefacts=None):
                     max_concurrent_trials=at_once,
                     scheduler=make_scheduler(),
                     time_budget_s=600.0,  # stop.time_budget_s: the whole search
+                    reuse_actors=True,  # a finished trial's process takes the next trial: no process start each time
                     trial_name_creator=trial_name,
                     trial_dirname_creator=trial_name,
                 ),

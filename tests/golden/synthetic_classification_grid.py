@@ -347,6 +347,7 @@ def main(argv=None, artefacts=None):
                     search_alg=make_searcher(at_once),
                     scheduler=make_scheduler(),
                     time_budget_s=900.0,  # stop.time_budget_s: the whole search
+                    reuse_actors=True,  # a finished trial's process takes the next trial: no process start each time
                     trial_name_creator=trial_name,
                     trial_dirname_creator=trial_name,
                 ),
