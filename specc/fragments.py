@@ -163,11 +163,13 @@ def _backend(plan: Plan) -> str:
 
 
 def _checkpoint_args(plan: Plan) -> str:
-    run = plan.experiment.run
-    args = [f"num_to_keep={literal(run.checkpoints_to_keep)}"]
-    if run.checkpoint_score:
-        args.append(f"checkpoint_score_attribute={literal(run.checkpoint_score.metric)}")
-        args.append(f"checkpoint_score_order={literal(run.checkpoint_score.mode)}")
+    """num_to_keep, ranked by run.checkpoint_score, else by tune.metric when searching (SPEC §8), else the latest."""
+    e = plan.experiment
+    args = [f"num_to_keep={literal(e.run.checkpoints_to_keep)}"]
+    score = e.run.checkpoint_score or e.tune
+    if score:
+        args.append(f"checkpoint_score_attribute={literal(score.metric)}")
+        args.append(f"checkpoint_score_order={literal(score.mode)}")
     return ", ".join(args)
 
 

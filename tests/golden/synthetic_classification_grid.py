@@ -354,7 +354,9 @@ def main(argv=None, artefacts=None):
                 run_config=tune.RunConfig(
                     name=RUN_NAME,
                     storage_path=storage_path,
-                    checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
+                    checkpoint_config=tune.CheckpointConfig(
+                        num_to_keep=1, checkpoint_score_attribute="val_accuracy", checkpoint_score_order="max"
+                    ),
                     failure_config=tune.FailureConfig(max_failures=0),
                 ),
             )
@@ -382,7 +384,7 @@ def write_results(run_dir, results, config):
     best = results.get_best_result(METRIC, MODE, scope="all")
     history = best.metrics_dataframe
     best_epoch = history.loc[history[METRIC].idxmax() if MODE == "max" else history[METRIC].idxmin()]
-    sample = {path: best.config[path] for path in search_space()}
+    sample = {path: plain(best.config[path]) for path in search_space()}  # searchers may suggest numpy numbers
     summary = {
         "trial_id": trial_id(best),
         "metric": METRIC,
@@ -405,7 +407,7 @@ def trial_row(result, epochs):
     best = None if values is None or values.empty else plain(values.max() if MODE == "max" else values.min())
     status = "error" if result.error else "completed" if ran >= epochs else "stopped"
     row = {"trial_id": trial_id(result), "status": status, "epochs": ran}
-    row.update({path: result.config.get(path) for path in search_space()})
+    row.update({path: plain(result.config.get(path)) for path in search_space()})
     row[f"best_{METRIC}"] = best
     row.update({f"last_{name}": metrics.get(name) for name in REPORTED if name != "epoch"})
     return row
@@ -455,7 +457,7 @@ def best_spec(config, summary):
 
 
 def plain(value):
-    """A pandas/numpy number as a plain Python one (for JSON)."""
+    """A pandas/numpy number as a plain Python one (for JSON and YAML)."""
     return value.item() if hasattr(value, "item") else value
 
 
