@@ -70,6 +70,15 @@ def needs_checkpoints(e: Experiment, at: Locator) -> Iterator[Problem]:
             ("scaling", "num_workers"),
             "train each trial in one process: num_workers: 1 (or 0)",
         )
+    keep = e.run.checkpoints_to_keep
+    if keep is not None and keep < 3:
+        yield at(
+            "E206",
+            f"{scheduler.type} restores trials from other trials' checkpoints, which checkpoints_to_keep {keep} "
+            "may delete before they are read (Ray warns below 3)",
+            ("run", "checkpoints_to_keep"),
+            "keep at least 3, or null to keep all",
+        )
     every = e.training.checkpoint_every
     if every == 0:
         yield at(

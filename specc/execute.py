@@ -8,6 +8,7 @@ exactly the code that is written to the run directory.
 from __future__ import annotations
 
 import importlib.util
+import linecache
 import os
 import types
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ def run(
     source = api.compile(experiment, templates=templates)
     module = types.ModuleType(f"specc_run_{experiment.name.replace('-', '_')}")
     module.__file__ = os.path.join(os.getcwd(), "script.py")  # relative paths in the script start here
+    linecache.cache[module.__file__] = (len(source), None, source.splitlines(True), module.__file__)  # tracebacks
     exec(compile(source, module.__file__, "exec"), module.__dict__)
 
     argv = [*(["--smoke"] if smoke else []), *(["--resume"] if resume else []), *(["--force"] if force else [])]

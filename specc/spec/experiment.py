@@ -68,6 +68,10 @@ class Experiment(Section):
         _fill(self.training, "lr_schedule", t_max=epochs)
         _fill(self, "scheduler", max_t=epochs)
         _fill(self, "run", name=self.name)
+        population = self.scheduler is not None and self.scheduler.type in ("pbt", "pb2")
+        if population and "checkpoints_to_keep" not in self.run.model_fields_set:
+            # PBT/PB2 restore trials from other trials' checkpoints: keep enough that none is gone when read.
+            object.__setattr__(self, "run", self.run.model_copy(update={"checkpoints_to_keep": 4}))
         if self.framework == "torch":
             _fill(self, "scaling", backend="nccl" if self.scaling.use_gpu else "gloo")
         return self

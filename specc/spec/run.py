@@ -26,7 +26,9 @@ class Run(Section):
         "./runs",
     )
     name: Name | None = describe("Run directory name under storage_path; default: the spec's name.", None)
-    checkpoints_to_keep: PositiveInt | None = describe("Checkpoints kept per trial; null keeps all.", 2)
+    checkpoints_to_keep: PositiveInt | None = describe(
+        "Checkpoints kept per trial; null keeps all. Default 2, or 4 with a pbt/pb2 scheduler.", 2
+    )
     checkpoint_score: CheckpointScore | None = describe(
         "Rank checkpoints by a metric; default: tune.metric/tune.mode when tuning, else the most recent.", None
     )

@@ -419,7 +419,8 @@ def trial_name(trial):
 
 
 def trial_id(result):
-    return (result.metrics or {}).get("trial_id") or os.path.basename(result.path or "")
+    """From the trial's directory (trial_<id>): its last metrics may be a PBT donor's, with the donor's id."""
+    return os.path.basename(result.path).removeprefix("trial_")
 
 
 def best_checkpoint(result):

@@ -130,3 +130,22 @@ def test_sections_must_be_mappings(problems, section):
 
 def test_tensorflow_framework(problems):
     assert problems("framework: tensorflow") == []
+
+
+PBT = """
+training: {epochs: 6}
+tune:
+  metric: val_accuracy
+  mode: max
+  space: {training.optimizer.lr: {loguniform: [1.0e-3, 0.1]}}
+scheduler:
+  type: pbt
+  mutations: {training.optimizer.lr: {loguniform: [1.0e-3, 0.1]}}
+"""
+
+
+def test_population_schedulers_keep_more_checkpoints_by_default(shown):
+    assert shown("")["run"]["checkpoints_to_keep"] == 2
+    assert shown(PBT)["run"]["checkpoints_to_keep"] == 4  # they read other trials' checkpoints
+    assert shown(PBT + "run: {checkpoints_to_keep: null}")["run"]["checkpoints_to_keep"] is None
+    assert shown(PBT + "run: {checkpoints_to_keep: 6}")["run"]["checkpoints_to_keep"] == 6
