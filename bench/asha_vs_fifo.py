@@ -6,12 +6,14 @@
           as `--set` does): every trial runs all its epochs
                                         reported: time-to-target (a) / (b), total wall (a) / (b)
 
-The search: digits MLP, 12 samples of lr (log-uniform 1e-3..0.3), momentum (0.5..0.95) and hidden sizes
-([64], [128, 64], [256, 128]), seed 3, 10 epochs, batch 32, 2 trials at a time, a checkpoint every epoch.
-Both run the same trials in the same order (BasicVariantGenerator, same seed) and each trial trains the
-same way (seeded), so only the scheduler differs. With seed 3, 4 of the 12 trials reach 0.96 (the default
-target), the first of them (#00003) in the second pair: a seed whose first trial reaches the target
-would give 1.0 by construction. Time-to-target is the earliest wall-clock time at which any trial
+The search: a digits CNN (conv 64 and 128 channels, 5x5 kernels, a dense 256; ~0.3-0.6 s an epoch at batch
+16 on one thread), 10 samples of lr (log-uniform 1e-3..0.1) and momentum (0.5..0.95), seed 0, 10 epochs,
+2 trials at a time, a checkpoint every epoch. Both run the same trials in the same order
+(BasicVariantGenerator, same seed) and each trial trains the same way (seeded), so only the scheduler
+differs. The target (0.98) and seed were picked after training seeds 0-11 (bench/README.md): with seed 0
+neither trial of the first pair reaches 0.98 and 6 of the 10 do, the first of them (#00002) in the second
+pair. In 9 of those 12 seeds a trial of the first pair reaches 0.98, and then time-to-target is the same
+under any scheduler by construction. Time-to-target is the earliest wall-clock time at which any trial
 reported val_accuracy >= the target, from the trials' result.json, counted from the script's launch and
 from the first trial's start. Each run is a fresh subprocess that starts and stops its own local Ray in
 a fresh storage directory; the variants run interleaved (a, b, b, a, ...), figures are medians.
@@ -48,6 +50,10 @@ from tune_runs import (
 RUN_NAME = "digits-asha-vs-fifo"
 METRIC = "val_accuracy"
 FIFO = "scheduler={type: fifo}"
+# A CNN wide enough that an epoch (1,438 images of 8x8, batch 16, one thread) costs ~0.3 s alone, ~0.6 s with
+# two trials side by side: enough that the epochs ASHA skips show next to a run's fixed costs (Ray, imports).
+MODEL = {"type": "cnn", "channels": [64, 128], "kernel_size": 5, "hidden_sizes": [256], "activation": "relu"}
+BATCH = 16
 
 
 def spec_text(samples: int, epochs: int, at_once: int, seed: int, grace: int) -> str:
@@ -55,10 +61,10 @@ def spec_text(samples: int, epochs: int, at_once: int, seed: int, grace: int) ->
     spec = {
         "specc": 1,
         "name": RUN_NAME,
-        "description": "bench/asha_vs_fifo.py: digits MLP, a seeded random search, ASHA or FIFO",
+        "description": "bench/asha_vs_fifo.py: digits CNN, a seeded random search, ASHA or FIFO",
         "framework": "torch",
-        "model": {"type": "mlp", "hidden_sizes": [64], "activation": "relu", "dropout": 0.0},
-        "dataset": {"type": "digits", "validation_fraction": 0.2, "batch_size": 32, "shuffle_seed": 0},
+        "model": MODEL,
+        "dataset": {"type": "digits", "validation_fraction": 0.2, "batch_size": BATCH, "shuffle_seed": 0},
         "training": {
             "epochs": epochs,
             "loss": "cross_entropy",
@@ -75,9 +81,8 @@ def spec_text(samples: int, epochs: int, at_once: int, seed: int, grace: int) ->
             "max_concurrent_trials": at_once,
             "search": {"type": "random", "seed": seed},
             "space": {
-                "training.optimizer.lr": {"loguniform": [1.0e-3, 3.0e-1]},
+                "training.optimizer.lr": {"loguniform": [1.0e-3, 1.0e-1]},
                 "training.optimizer.momentum": {"uniform": [0.5, 0.95]},
-                "model.hidden_sizes": {"choice": [[64], [128, 64], [256, 128]]},
             },
         },
         "scheduler": {"type": "asha", "grace_period": grace, "reduction_factor": 3},
@@ -210,11 +215,11 @@ def report(asha: Variant, fifo: Variant, target: float) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="measured runs of each variant (default 3)")
-    parser.add_argument("--samples", type=int, default=12, help="trials per run (tune.num_samples, default 12)")
+    parser.add_argument("--samples", type=int, default=10, help="trials per run (tune.num_samples, default 10)")
     parser.add_argument("--epochs", type=int, default=10, help="epochs per trial, ASHA's max_t (default 10)")
-    parser.add_argument("--target", type=float, default=0.96, help=f"the {METRIC} to reach (default 0.96)")
+    parser.add_argument("--target", type=float, default=0.98, help=f"the {METRIC} to reach (default 0.98)")
     parser.add_argument("--at-once", type=int, default=2, help="tune.max_concurrent_trials (default 2)")
-    parser.add_argument("--seed", type=int, default=3, help="tune.search.seed (default 3)")
+    parser.add_argument("--seed", type=int, default=0, help="tune.search.seed (default 0)")
     parser.add_argument("--grace-period", type=int, default=2, help="ASHA's grace_period in epochs (default 2)")
     parser.add_argument("--keep-logs", action="store_true", help="keep each run's output and storage directory")
     args = parser.parse_args(argv)
@@ -227,7 +232,8 @@ def main(argv=None) -> int:
         spec.write_text(spec_text(args.samples, args.epochs, args.at_once, args.seed, args.grace_period))
         scripts = compile_both(spec, workdir)
         print(
-            f"digits MLP, {args.samples} trials (random search of lr, momentum, hidden sizes; seed {args.seed})"
+            f"digits CNN {MODEL['channels']} k{MODEL['kernel_size']} + {MODEL['hidden_sizes']}, batch {BATCH},"
+            f" {args.samples} trials (random search of lr, momentum; seed {args.seed})"
             f" x {args.epochs} epochs, {args.at_once} at a time; ASHA grace_period {args.grace_period},"
             f" reduction_factor 3 vs FIFO; target {METRIC} >= {args.target}"
         )
