@@ -156,3 +156,29 @@ def test_failed_trial_is_retried_from_its_last_checkpoint(tmp_path, spec_file, f
     (trial,) = [p for p in Path(result.run_dir).iterdir() if p.name.startswith("trial_")]
     assert trial_history(trial) == [0, 1, 2]
     assert result.metrics["epoch"] == 2
+
+
+def test_failed_trial_on_two_workers_resumes_its_train_run(tmp_path, spec_file, factory_module, local_ray):
+    """A trial that drives a TorchTrainer: its worker crashes once; Tune reruns the trial and the Train run of the
+    same name continues from its checkpoint (epoch 0 is reported once)."""
+    factory_module("crash_models.py", "e2e_crash_models")
+    armed, log = tmp_path / "armed", tmp_path / "epochs.log"
+    armed.touch()
+    text = SEARCH.format(name="retried2", armed=armed, log=log, epochs=3, samples=1, max_failures=1)
+    spec = spec_file(
+        text.replace("scaling: {num_workers: 1}", "scaling: {num_workers: 2, resources_per_worker: {CPU: 0.5}}")
+    )
+
+    result = run_spec(spec, storage_path=tmp_path / "runs")
+
+    assert not armed.exists()  # a worker did crash
+    run_dir = Path(result.run_dir)
+    (row,) = results(run_dir)
+    assert row["status"] == "completed" and row["epochs"] == "3"
+    (trial,) = [p for p in run_dir.iterdir() if p.name.startswith("trial_")]
+    assert trial_history(trial)[-1] == 2
+    # Epoch starts, both workers: 2 (epoch 0) + 1-2 (epoch 1, where one crashed) + 4 (epochs 1 and 2 after the
+    # retry) = 7-8. Starting over would add epoch 0 again: 9-10.
+    assert 7 <= len(epoch_starts(log)) <= 8, epoch_starts(log)
+    (train_run,) = [p for p in run_dir.iterdir() if p.name.startswith("train-trial_id=")]  # the same Train run
+    assert result.checkpoint and result.checkpoint.startswith(str(train_run))
