@@ -25,7 +25,7 @@ framework: torch
 model:
   type: custom
   factory: "e2e_crash_models:make"
-  kwargs: {{crash_at_epoch: 1, armed: "{armed}", log: "{log}", hidden: 16}}
+  kwargs: {{crash_at_epoch: 1, armed: "{armed}", log: "{log}", hidden: 16, delay: {delay}}}
 dataset: {{type: digits, batch_size: 128}}
 training:
   epochs: {epochs}
@@ -74,8 +74,10 @@ def test_killed_search_resumes_without_rerunning_finished_trials(tmp_path, spec_
     factory_module("crash_models.py", "e2e_crash_models")
     log, epochs, samples = tmp_path / "epochs.log", 4, 4
     spec = spec_file(
-        SEARCH.format(name="killed", armed=tmp_path / "never", log=log, epochs=epochs, samples=samples, max_failures=0)
-    )
+        SEARCH.format(
+            name="killed", armed=tmp_path / "never", log=log, epochs=epochs, samples=samples, max_failures=0, delay=0.5
+        )
+    )  # half a second per epoch: slow enough to be killed mid-search (trials reuse one process and are quick)
     script = compile_spec(spec, tmp_path / "killed.py")
     storage, run_dir = tmp_path / "runs", tmp_path / "runs" / "killed"
 
@@ -143,7 +145,7 @@ def test_failed_trial_is_retried_from_its_last_checkpoint(tmp_path, spec_file, f
     factory_module("crash_models.py", "e2e_crash_models")
     armed, log = tmp_path / "armed", tmp_path / "epochs.log"
     armed.touch()
-    spec = spec_file(SEARCH.format(name="retried", armed=armed, log=log, epochs=3, samples=1, max_failures=1))
+    spec = spec_file(SEARCH.format(name="retried", armed=armed, log=log, epochs=3, samples=1, max_failures=1, delay=0))
 
     result = run_spec(spec, storage_path=tmp_path / "runs")
 
@@ -164,7 +166,7 @@ def test_failed_trial_on_two_workers_resumes_its_train_run(tmp_path, spec_file, 
     factory_module("crash_models.py", "e2e_crash_models")
     armed, log = tmp_path / "armed", tmp_path / "epochs.log"
     armed.touch()
-    text = SEARCH.format(name="retried2", armed=armed, log=log, epochs=3, samples=1, max_failures=1)
+    text = SEARCH.format(name="retried2", armed=armed, log=log, epochs=3, samples=1, max_failures=1, delay=0)
     spec = spec_file(
         text.replace("scaling: {num_workers: 1}", "scaling: {num_workers: 2, resources_per_worker: {CPU: 0.5}}")
     )
