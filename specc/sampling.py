@@ -72,19 +72,20 @@ def _refuse_unreproducible(tune: Tune) -> None:
                     "cannot preset (a non-empty one fails when the run starts, an empty one is ignored)"
                 )
     for path, entry in tune.space.items():
-        if entry.kind in ("choice", "grid") and any(_ray_interpreted(value) for value in entry.args):
+        if entry.kind in ("choice", "grid") and any(has_ray_directive(value) for value in entry.args):
             raise NotReproducible(
                 f"a value of tune.space.{path} is a mapping with the single key 'eval' or 'grid_search', "
                 "which Ray evaluates or expands instead of passing it on"
             )
 
 
-def _ray_interpreted(value: Any) -> bool:
+def has_ray_directive(value: Any) -> bool:
+    """Whether a value holds a one-key {eval: ...} or {grid_search: ...} mapping, which Ray Tune runs or expands."""
     if isinstance(value, dict):
         special = len(value) == 1 and next(iter(value)) in RAY_INTERPRETED
-        return special or any(_ray_interpreted(item) for item in value.values())
+        return special or any(has_ray_directive(item) for item in value.values())
     if isinstance(value, list):
-        return any(_ray_interpreted(item) for item in value)
+        return any(has_ray_directive(item) for item in value)
     return False
 
 

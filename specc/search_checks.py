@@ -17,6 +17,7 @@ from specc.document import Path
 from specc.errors import Problem
 from specc.problems import Locator, did_you_mean
 from specc.resolve import FILES
+from specc.sampling import has_ray_directive
 from specc.spec.experiment import Experiment
 from specc.spec.search import SUPPORTED_DISTRIBUTIONS
 from specc.spec.space import Distribution
@@ -271,19 +272,10 @@ def ray_interpreted(e: Experiment, at: Locator) -> Iterator[Problem]:
         for index, point in enumerate(e.tune.search.points_to_evaluate):
             values += [(("tune", "search", "points_to_evaluate", index, key), v) for key, v in point.items()]
     for path, value in values:
-        if _has_ray_directive(value):
+        if has_ray_directive(value):
             yield at(
                 "E203",
                 "a mapping whose only key is 'eval' or 'grid_search' is run or expanded by Ray Tune, not passed on",
                 path,
                 "rename the key or add a second one",
             )
-
-
-def _has_ray_directive(value: Any) -> bool:
-    if isinstance(value, dict):
-        directive = len(value) == 1 and next(iter(value)) in ("eval", "grid_search")
-        return directive or any(_has_ray_directive(item) for item in value.values())
-    if isinstance(value, list):
-        return any(_has_ray_directive(item) for item in value)
-    return False
