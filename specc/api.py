@@ -147,8 +147,6 @@ def compile(experiment: Experiment, output: str | None = None, templates: str | 
 
     script_dir = os.path.dirname(os.path.abspath(output)) if output and output != "-" else None
     plan = make_plan(experiment, script_dir)
-    if experiment.framework != "torch":
-        raise UsageError(f"this specc compiles torch specs; {experiment.name} has framework tensorflow")
     template = f"{experiment.framework}/train.py.j2"
     return render(template, context(plan, script_name(output, plan)), templates)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from specc.keras_fragments import tensorflow_context, tensorflow_modules
 from specc.render import Code, Multiline, literal
 from specc.resolve import Plan
 from specc.spec_yaml import dump_spec
@@ -38,7 +39,8 @@ METRIC_SUMS = {
     "mse": "((outputs - yb) ** 2).sum()",
     "mae": "(outputs - yb).abs().sum()",
 }
-STDLIB = {"argparse", "copy", "csv", "importlib", "io", "json", "os", "socket", "sys", "tempfile"}
+STDLIB = {"argparse", "bisect", "copy", "csv", "importlib", "io", "itertools", "json", "math", "os", "socket", "sys"}
+STDLIB |= {"tempfile"}
 # run.resume -> Tuner.restore's arguments (never: check_resumable refuses before Tune is asked)
 RESTORE = {
     "auto": "resume_unfinished=True, resume_errored=True",
@@ -70,10 +72,11 @@ def context(plan: Plan, script_name: str) -> dict:
         "metric_sums": _metric_sums(plan),
         "metric_names": _metric_names(plan),
         "checkpoint_args": Code(_checkpoint_args(plan)),
-        "runtime_env": e.cluster.runtime_env.model_dump(mode="json", exclude_defaults=True),
+        "runtime_env": _runtime_env(plan),
         "backend": Code(_backend(plan)),
         "num_outputs_rows": Code(str(plan.num_outputs) if plan.num_outputs else 'int(rows.max("y")) + 1'),
         "split_args": [Code(arg) for arg in SPLITS.get(getattr(e.dataset, "name", ""), ("train=True", "train=False"))],
+        **(tensorflow_context(plan) if e.framework == "tensorflow" else {}),
     }
 
 
@@ -120,8 +123,11 @@ def _shape_sentence(plan: Plan) -> str:
 
 def _imports(plan: Plan) -> list[str]:
     """The script's imports, grouped and sorted as isort (ruff's I rules) wants them."""
-    modules = {"argparse", "json", "os", "socket", "tempfile", "numpy as np", "pyarrow.fs", "ray", "torch"}
-    if plan.shape != "tune":
+    modules = {"argparse", "json", "os", "socket", "tempfile", "numpy as np", "pyarrow.fs", "ray"}
+    torch = plan.experiment.framework == "torch"
+    if not torch:
+        modules |= tensorflow_modules(plan)
+    elif plan.shape != "tune":
         modules |= {"ray.train", "ray.train.torch"}
     if plan.uses_factory_module:
         modules |= {"importlib", "sys"}
@@ -133,7 +139,9 @@ def _imports(plan: Plan) -> list[str]:
         modules.add("torchvision")
     tune_modules, froms = tune_imports(plan)
     modules |= tune_modules
-    froms.add("from torch import nn")
+    if torch:
+        modules.add("torch")
+        froms.add("from torch import nn")
     stdlib = sorted(m for m in modules if m in STDLIB)
     third = sorted((m for m in modules if m not in STDLIB), key=lambda m: m.split(" ")[0])
     ordered_froms = sorted(froms, key=lambda line: line.split(" ")[1])
@@ -152,6 +160,15 @@ def _metric_names(plan: Plan) -> list[tuple[str, int]]:
     names = [("val_loss", 0)]
     names += [(f"val_{metric}", index + 2) for index, metric in enumerate(plan.experiment.training.metrics)]
     return names
+
+
+def _runtime_env(plan: Plan) -> dict:
+    """cluster.runtime_env for ray.init; tensorflow jobs also get TF_USE_LEGACY_KERAS=1 (unless the spec sets it),
+    so that `tf.keras` in a custom factory is tf_keras, the Keras the script uses, in every process of the job."""
+    runtime_env = plan.experiment.cluster.runtime_env.model_dump(mode="json", exclude_defaults=True)
+    if plan.experiment.framework == "tensorflow":
+        runtime_env["env_vars"] = {"TF_USE_LEGACY_KERAS": "1", **runtime_env.get("env_vars", {})}
+    return runtime_env
 
 
 def _backend(plan: Plan) -> str:
