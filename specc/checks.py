@@ -12,7 +12,14 @@ from collections.abc import Iterator
 from specc.document import Path, SourceMap
 from specc.errors import Problem
 from specc.problems import Locator, did_you_mean
-from specc.search_checks import data_fixed, points_fit, ray_interpreted, search_supports, space_paths
+from specc.search_checks import (
+    data_fixed,
+    points_fit,
+    ray_interpreted,
+    search_supports,
+    space_entries,
+    space_paths,
+)
 from specc.spec.experiment import Experiment
 from specc.spec.model import MODEL_TYPES
 from specc.spec.stop import parse_condition
@@ -32,6 +39,30 @@ METRIC_TASK = {
 }
 # keras.applications refuse inputs smaller than this (32 unless listed).
 KERAS_MIN_SIDE = {"InceptionV3": 75, "InceptionResNetV2": 75, "Xception": 71}
+# keras.applications of the tf_keras the scripts use (2.21), by class name.
+KERAS_APPLICATIONS = (
+    *(f"ConvNeXt{size}" for size in ("Base", "Large", "Small", "Tiny", "XLarge")),
+    "DenseNet121",
+    "DenseNet169",
+    "DenseNet201",
+    *(f"EfficientNetB{n}" for n in range(8)),
+    *(f"EfficientNetV2{size}" for size in ("B0", "B1", "B2", "B3", "L", "M", "S")),
+    "InceptionResNetV2",
+    "InceptionV3",
+    "MobileNet",
+    "MobileNetV2",
+    "MobileNetV3Large",
+    "MobileNetV3Small",
+    "NASNetLarge",
+    "NASNetMobile",
+    *(f"RegNet{kind}{size}" for kind in "XY" for size in ("002", "004", "006", "008", "016", "032", "040", "064")),
+    *(f"RegNet{kind}{size}" for kind in "XY" for size in ("080", "120", "160", "320")),
+    *(f"ResNet{depth}{v2}" for depth in (50, 101, 152) for v2 in ("", "V2")),
+    *(f"ResNetRS{depth}" for depth in (50, 101, 152, 200, 270, 350, 420)),
+    "VGG16",
+    "VGG19",
+    "Xception",
+)
 LOWER_IS_BETTER = re.compile(r"(loss|mse|mae|error)$")
 HIGHER_IS_BETTER = re.compile(r"accuracy$")
 
@@ -141,6 +172,9 @@ def framework_support(e: Experiment, at: Locator) -> Iterator[Problem]:
             "use one of: " + ", ".join(allowed),
         )
     if e.framework == "tensorflow":
+        if e.model.type == "keras_application" and e.model.name not in KERAS_APPLICATIONS:
+            hint = did_you_mean(e.model.name, list(KERAS_APPLICATIONS)) or "e.g. ResNet50, MobileNetV2, EfficientNetB0"
+            yield at("E207", f"keras.applications has no {e.model.name}", ("model", "name"), hint)
         if e.dataset.type == "torchvision":
             yield at("E207", "torchvision datasets need framework torch", ("dataset", "type"))
         if e.scaling.backend is not None:
@@ -150,6 +184,24 @@ def framework_support(e: Experiment, at: Locator) -> Iterator[Problem]:
                 ("scaling", "backend"),
                 key=True,
             )
+
+
+def keras_weight_decay(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """Keras optimizers decay weights apart from the gradient (AdamW's way); torch's sgd, adam and rmsprop add
+    weight_decay to the gradient as an L2 term. Only adamw means the same in both."""
+    optimizer = e.training.optimizer
+    if e.framework != "tensorflow" or optimizer.type == "adamw":
+        return
+    message = (
+        f"with framework tensorflow, {optimizer.type}'s weight_decay would be decoupled from the gradient "
+        "(Keras's way), not the L2 term torch adds"
+    )
+    hint = "use optimizer type adamw for decoupled weight decay, or leave weight_decay at 0"
+    if optimizer.weight_decay > 0:
+        yield at("E207", message, ("training", "optimizer", "weight_decay"), hint)
+    for _kind, where, entries in space_entries(e):
+        if "training.optimizer.weight_decay" in entries:
+            yield at("E207", message, (*where, "training.optimizer.weight_decay"), hint, key=True)
 
 
 def task_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
@@ -291,6 +343,7 @@ def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
 RULES = (
     needs_tune,
     framework_support,
+    keras_weight_decay,
     task_fit,
     model_takes_data,
     scaling_consistent,

@@ -9,6 +9,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
+def pytest_configure(config):
+    """The suite runs torch and TensorFlow specs in this one process (in-process `specc run`, local mode).
+    Loaded after TensorFlow, torch's compiler stack crashes the interpreter: torch._dynamo loads triton's
+    C extension, which segfaults beside TensorFlow's. Loaded first, both work; so torch's goes first."""
+    import torch._dynamo  # noqa: F401
+
 MINIMAL = """\
 specc: 1
 name: tiny

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from specc import api
+from specc.checks import KERAS_APPLICATIONS
 from specc.spec import Experiment
 from tests.conftest import MINIMAL
 
@@ -249,3 +253,27 @@ def test_mode_direction_warning(write_spec):
     report = api.check_file(write_spec(MINIMAL + "tune: {metric: val_accuracy, mode: min}\n"))
     assert [(p.code, p.severity) for p in report.problems] == [("W301", "warning")]
     assert report.ok
+
+
+def test_keras_applications_list_is_the_installed_tf_keras_one():
+    """KERAS_APPLICATIONS (checked at validate time, without importing TensorFlow) is what tf_keras offers."""
+    probe = "import tf_keras; print(' '.join(n for n in dir(tf_keras.applications) if n[0].isupper()))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert set(KERAS_APPLICATIONS) == set(done.stdout.split())
+
+
+def test_only_adamw_weight_decay_means_the_same_in_keras(write_spec):
+    spec = MINIMAL.replace("framework: torch", "framework: tensorflow")
+    for optimizer in ("sgd", "adam", "rmsprop"):
+        decayed = spec.replace(
+            "training: {epochs: 2}", f"training: {{epochs: 2, optimizer: {{type: {optimizer}, weight_decay: 0.01}}}}"
+        )
+        assert codes(write_spec, decayed) == [("E207", "training.optimizer.weight_decay")], optimizer
+        plain = spec.replace("training: {epochs: 2}", f"training: {{epochs: 2, optimizer: {{type: {optimizer}}}}}")
+        assert codes(write_spec, plain) == [], optimizer
+    adamw = spec.replace("training: {epochs: 2}", "training: {epochs: 2, optimizer: {type: adamw, weight_decay: 0.01}}")
+    assert codes(write_spec, adamw) == []
+    torch_sgd = MINIMAL.replace(
+        "training: {epochs: 2}", "training: {epochs: 2, optimizer: {type: sgd, weight_decay: 0.01}}"
+    )
+    assert codes(write_spec, torch_sgd) == []

@@ -140,14 +140,24 @@ def test_spec_with_problems_exits_1_located_and_writes_nothing(write_spec, tmp_p
     assert not (tmp_path / "build").exists()
 
 
-def test_not_yet_compiled_specs_exit_2_with_one_line(write_spec, tmp_path):
-    text, what = TENSORFLOW, "framework tensorflow"
-    write_spec(text, "later.yaml")
-    done = run_cli("compile", "later.yaml", cwd=tmp_path)
+def test_tensorflow_specs_compile_to_keras_scripts(write_spec, tmp_path):
+    write_spec(TENSORFLOW, "tf.yaml")
+    done = run_cli("compile", "tf.yaml", "-o", "tf.py", cwd=tmp_path)
+    assert done.returncode == Exit.OK, done.stderr
+    source = (tmp_path / "tf.py").read_text(encoding="utf-8")
+    assert "import tf_keras as keras" in source and "ray.train.tensorflow.TensorflowTrainer(" in source
+    assert not any("torch" in line for line in source.splitlines() if line.startswith(("import ", "from ")))
+
+
+def test_a_broken_user_template_exits_2_with_one_line(write_spec, tmp_path):
+    write_spec(MINIMAL, "a.yaml")
+    (tmp_path / "mine" / "torch").mkdir(parents=True)
+    (tmp_path / "mine" / "torch" / "trainer.py.j2").write_text("{% if %}\n", encoding="utf-8")
+    done = run_cli("compile", "a.yaml", "--templates", "mine", cwd=tmp_path)
     assert done.returncode == Exit.USAGE
     assert done.stdout == ""
     (line,) = done.stderr.splitlines()
-    assert line.startswith("specc compile: error: ") and what in line
+    assert line.startswith("specc compile: error: template error: ") and "trainer.py.j2" in line
     assert not (tmp_path / "build").exists()
 
 
@@ -193,12 +203,24 @@ def test_diff_of_identical_copies_shows_only_where_they_came_from(write_spec, tm
     ]
 
 
+def test_diff_between_frameworks_shows_the_trainer_change(write_spec, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    write_spec(MINIMAL, "a.yaml")
+    write_spec(TENSORFLOW, "b.yaml")
+    assert main(["diff", "a.yaml", "b.yaml"]) == Exit.OK
+    lines = capsys.readouterr().out.splitlines()
+    assert "-        torch_config=ray.train.torch.TorchConfig(backend=\"gloo\")," in lines
+    assert "+    return ray.train.tensorflow.TensorflowTrainer(" in lines
+
+
 def test_diff_with_a_spec_that_does_not_compile_exits_2(write_spec, tmp_path):
     write_spec(MINIMAL, "a.yaml")
     write_spec(TENSORFLOW, "b.yaml")
-    done = run_cli("diff", "a.yaml", "b.yaml", cwd=tmp_path)
+    (tmp_path / "mine" / "tensorflow").mkdir(parents=True)
+    (tmp_path / "mine" / "tensorflow" / "trainer.py.j2").write_text("{{ nothing_here }}\n", encoding="utf-8")
+    done = run_cli("diff", "a.yaml", "b.yaml", "--templates", "mine", cwd=tmp_path)
     assert done.returncode == Exit.USAGE
-    assert len(done.stderr.splitlines()) == 1 and "tensorflow" in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "nothing_here" in done.stderr
 
 
 # --- run --dry-run ----------------------------------------------------------------------------------------
@@ -232,11 +254,20 @@ def test_run_dry_run_prints_the_plan_and_starts_no_ray(write_spec, tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["s.yaml"]  # no run directory, no script
 
 
-def test_run_dry_run_refuses_what_it_cannot_compile(write_spec, tmp_path):
-    write_spec(TENSORFLOW, "t.yaml")
-    done = run_cli("run", "t.yaml", "--dry-run", cwd=tmp_path)
-    assert done.returncode == Exit.USAGE
-    assert "Traceback" not in done.stderr
+def test_run_dry_run_of_a_tensorflow_spec_imports_no_tensorflow(write_spec, tmp_path):
+    write_spec(TENSORFLOW, "s.yaml")
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(spec="s.yaml")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-2:] == ["EXIT: 0", "HEAVY: "], done.stdout + done.stderr
+    assert lines[0].startswith("tiny: one tensorflow training run")
 
 
 def test_a_failed_render_leaves_the_existing_output_alone(spec, tmp_path):
