@@ -6,6 +6,7 @@ the task and shape of a dataset. The search-space rules live in search_checks.py
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 
@@ -340,6 +341,29 @@ def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
         )
 
 
+# -- the job's working directory --------------------------------------------------------------------
+def working_dir_holds_spec(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """cluster.working_dir (relative to the spec) is a directory that holds the spec: custom factories and data
+    paths are found relative to the spec, on every node, only when they travel inside the working directory."""
+    chosen = e.cluster.working_dir
+    top = at.source.locate(())
+    if not chosen or top is None or not top.file:
+        return
+    spec_dir = os.path.dirname(os.path.abspath(top.file))
+    directory = os.path.normpath(os.path.join(spec_dir, chosen))
+    where = ("cluster", "working_dir")
+    if not os.path.isdir(directory):
+        yield at("E403", f"{chosen} ({directory}) is not a directory", where, "a path relative to the spec's directory")
+    elif os.path.relpath(spec_dir, directory).startswith(".."):
+        yield at(
+            "E403",
+            f"{directory} does not hold the spec's directory {spec_dir}: custom factories and data files found "
+            "relative to the spec would not travel with the job",
+            where,
+            "a directory that contains the spec, e.g. '..' for the project above specs/",
+        )
+
+
 RULES = (
     needs_tune,
     framework_support,
@@ -356,4 +380,5 @@ RULES = (
     data_fixed,
     scheduler_budget,
     needs_checkpoints,
+    working_dir_holds_spec,
 )

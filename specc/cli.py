@@ -39,6 +39,14 @@ def _templates(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--templates", metavar="DIR", help="your templates, searched before the built-in ones")
 
 
+def _dashboard(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--address",
+        metavar="URL",
+        help="the head's dashboard, http://HEAD:8265 (default: RAY_API_SERVER_ADDRESS, or an http RAY_ADDRESS)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="specc", description="Declarative experiment specs compiled to Ray Train / Ray Tune scripts."
@@ -80,6 +88,30 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dry-run", action="store_true", help="validate, compile and print the plan; start nothing")
     _templates(run)
     _overrides(run)
+
+    submit = commands.add_parser("submit", help="compile a spec and submit it to a Ray cluster as a Ray Job")
+    submit.add_argument("spec", metavar="SPEC")
+    _dashboard(submit)
+    submit.add_argument("--wait", action="store_true", help="follow the job's logs; exit with its outcome")
+    submit.add_argument(
+        "--python",
+        default="python",
+        metavar="PY",
+        help="the interpreter on the cluster that runs the script (default: python on the head's PATH)",
+    )
+    submit.add_argument("--storage-path", help="where the run directory goes (default: the spec's run.storage_path)")
+    submit.add_argument("--submission-id", metavar="ID", help="the job's id (default: specc-<name>-<time>-<hex>)")
+    submit.add_argument("--smoke", action="store_true", help="1 epoch, a few batches, at most 2 workers, CPU")
+    submit.add_argument("--resume", action="store_true", help="continue the run of the same name from its checkpoint")
+    submit.add_argument("--force", action="store_true", help="with --resume: even if the spec changed since the run began")
+    _templates(submit)
+    _overrides(submit)
+
+    jobs = commands.add_parser("jobs", help="the Ray Jobs submitted with specc submit: list, status, logs, stop")
+    jobs.add_argument("action", choices=("list", "status", "logs", "stop"))
+    jobs.add_argument("job_id", nargs="?", metavar="ID", help="the submission id (all but list)")
+    _dashboard(jobs)
+    jobs.add_argument("--follow", action="store_true", help="logs: follow until the job ends")
 
     plan = commands.add_parser("plan", help="trials, resources and fit, scheduler rungs, budget, first configs")
     plan.add_argument("spec", metavar="SPEC")
@@ -245,6 +277,71 @@ def cmd_run(args) -> int:
     return Exit.OK
 
 
+def cmd_submit(args) -> int:
+    from specc import api, submit
+
+    experiment = api.load(args.spec, args.overrides)
+    done = submit.submit(
+        experiment,
+        address=args.address,
+        python=args.python,
+        storage_path=args.storage_path,
+        smoke=args.smoke,
+        resume=args.resume,
+        force=args.force,
+        templates=args.templates,
+        job_id=args.submission_id,
+    )
+    run_dir = done.storage_path.rstrip("/") + "/" + experiment.run.name
+    print(f"submitted {done.submission_id} to {done.address}", file=sys.stderr)
+    print(f"  shipped:    {done.package.root} ({done.package.describe()})", file=sys.stderr)
+    print(f"  entrypoint: {done.entrypoint}", file=sys.stderr)
+    print(f"  run dir:    {run_dir} (on the cluster)", file=sys.stderr)
+    if not args.wait:
+        print(f"  follow:     specc jobs logs {done.submission_id} --address {done.address} --follow", file=sys.stderr)
+        print(f"  stop:       specc jobs stop {done.submission_id} --address {done.address}", file=sys.stderr)
+        print(done.submission_id)
+        return Exit.OK
+    return _follow(done.address, done.submission_id)
+
+
+def _follow(address: str, job_id: str) -> int:
+    from specc import submit
+
+    try:
+        status = submit.follow(address, job_id)
+    except submit.Detached as detached:
+        sys.stderr.write("\n" + detached.advice())
+        return 130
+    problem = submit.outcome(submit.client(address), job_id, status)
+    if problem:
+        raise SpecError([problem])
+    print(f"job {job_id} succeeded", file=sys.stderr)
+    return Exit.OK
+
+
+def cmd_jobs(args) -> int:
+    from specc import submit
+
+    address = submit.dashboard_address(args.address)
+    if args.action != "list" and not args.job_id:
+        raise UsageError(f"jobs {args.action} needs the job's submission id")
+    if args.action == "logs" and args.follow:
+        submit.job_info(submit.client(address), args.job_id)
+        return _follow(address, args.job_id)
+    jobs = submit.client(address)
+    if args.action == "list":
+        sys.stdout.write(submit.list_text(jobs))
+    elif args.action == "status":
+        sys.stdout.write(submit.status_text(jobs, args.job_id))
+    elif args.action == "logs":
+        submit.job_info(jobs, args.job_id)
+        sys.stdout.write(jobs.get_job_logs(args.job_id))
+    else:
+        print(f"job {args.job_id}: {submit.stop(jobs, args.job_id)}")
+    return Exit.OK
+
+
 def cmd_results(args) -> int:
     from specc.results import read_run, render
 
@@ -261,4 +358,6 @@ COMMANDS = {
     "run": cmd_run,
     "plan": cmd_plan,
     "results": cmd_results,
+    "submit": cmd_submit,
+    "jobs": cmd_jobs,
 }

@@ -64,6 +64,11 @@ CODES: dict[str, tuple[str, str]] = {
         "the run cannot start as asked: its run directory exists without --resume, or was started from another spec",
     ),
     "E402": ("ray-unreachable", "Ray could not be started or the cluster address could not be reached"),
+    "E403": (
+        "cannot-ship",
+        "the job's working directory cannot travel to the cluster: too large for Ray, or it does not hold the spec",
+    ),
+    "E404": ("job-failed", "a submitted Ray Job failed, was stopped, or could not be submitted or found"),
     # W3xx: likely mistakes that do not stop a run
     "W301": ("suspicious-mode", "optimising a loss upwards or an accuracy downwards"),
 }

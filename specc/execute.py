@@ -49,7 +49,12 @@ def run(
     argv += [*(["--address", address] if address else []), *(["--storage-path", storage_path] if storage_path else [])]
     artefacts = {"script.py": source, "spec.resolved.yaml": module.RESOLVED_SPEC}
     spec_file = getattr(getattr(experiment, "_raw", None), "file", None)
-    started = _start_ray(module, address or experiment.cluster.address, spec_file)
+    address = address or experiment.cluster.address
+    storage = storage_path or experiment.run.storage_path
+    storage = storage if "://" in storage else os.path.abspath(storage)
+    if not ray_is_up() and module.joins_cluster(address):
+        _check_shipment(module, storage, spec_file)
+    started = _start_ray(module, address, storage, spec_file)
     try:
         summary = module.main(argv, artefacts=artefacts)
     except SystemExit as stop:
@@ -77,9 +82,27 @@ def _check_searcher_installed(experiment: Experiment) -> None:
         raise SpecError([Problem("E401", message, raw.file if raw else None, hint=f"pip install 'specc[{search}]'")])
 
 
-def _start_ray(module, address: str | None, spec_file: str | None) -> bool:
+def ray_is_up() -> bool:
+    import ray
+
+    return ray.is_initialized()
+
+
+def _check_shipment(module, storage: str, spec_file: str | None) -> None:
+    """Joining a cluster, the working directory travels with the job: one larger than Ray uploads is refused
+    here, with what fills it, before anything is sent."""
+    from specc import shipping
+
+    root = os.path.normpath(os.path.join(os.path.dirname(module.__file__), module.WORKING_DIR))
+    below = shipping.anchored(storage, root) if "://" not in storage else None
+    problem = shipping.size_problem(shipping.measure(root, module.EXCLUDES + ([below] if below else [])), spec_file)
+    if problem:
+        raise SpecError([problem])
+
+
+def _start_ray(module, address: str | None, storage: str, spec_file: str | None) -> bool:
     """Ray is started (or joined) here, so that a cluster that cannot be reached is a problem, not a traceback."""
     try:
-        return module.start_ray(address)
+        return module.start_ray(address, storage)
     except SystemExit as stop:
         raise SpecError([Problem("E402", str(stop.code), spec_file)]) from None

@@ -163,10 +163,14 @@ def _metric_names(plan: Plan) -> list[tuple[str, int]]:
 
 
 def _runtime_env(plan: Plan) -> dict:
+    return runtime_env_of(plan.experiment)
+
+
+def runtime_env_of(experiment) -> dict:
     """cluster.runtime_env for ray.init; tensorflow jobs also get TF_USE_LEGACY_KERAS=1 (unless the spec sets it),
     so that `tf.keras` in a custom factory is tf_keras, the Keras the script uses, in every process of the job."""
-    runtime_env = plan.experiment.cluster.runtime_env.model_dump(mode="json", exclude_defaults=True)
-    if plan.experiment.framework == "tensorflow":
+    runtime_env = experiment.cluster.runtime_env.model_dump(mode="json", exclude_defaults=True)
+    if experiment.framework == "tensorflow":
         runtime_env["env_vars"] = {"TF_USE_LEGACY_KERAS": "1", **runtime_env.get("env_vars", {})}
     return runtime_env
 

@@ -9,7 +9,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 
-from specc import __version__
+from specc import __version__, shipping
 from specc.spec import Experiment
 
 RAY_VERSION = "2.60.0"  # the Ray the generated code is written for (pinned in pyproject.toml)
@@ -28,6 +28,9 @@ class Plan:
     spec_file: str  # as the user named it, relative to the working directory when below it
     spec_sha256: str
     spec_dir: str  # relative to the script's directory (custom factories are imported from there)
+    working_dir: str  # shipped to a cluster's nodes; relative to the script's directory
+    excludes: list[str]  # what stays behind (Ray's patterns, relative to working_dir)
+    spec_dir_in_working_dir: str  # where custom factories are found on a node
     config: dict  # the CONFIG literal: resolved model, dataset and training sections
     data_source: str  # in_memory | files | torchvision
     loader: str  # torch_dataloader | ray_data
@@ -49,7 +52,8 @@ def plan(experiment: Experiment, script_dir: str | None = None) -> Plan:
     (the spec's directory, data paths) are relative to it, so it runs from any working directory."""
     raw = getattr(experiment, "_raw", None)
     spec_file = raw.file if raw else f"{experiment.name}.yaml"
-    spec_dir = os.path.relpath(os.path.dirname(os.path.abspath(spec_file)), os.path.abspath(script_dir or "."))
+    here = os.path.abspath(script_dir or ".")
+    spec_dir = os.path.relpath(shipping.spec_dir(spec_file), here)
     dataset = experiment.dataset
     data_source = "in_memory" if dataset.type in IN_MEMORY else "files" if dataset.type in FILES else dataset.type
     loader = dataset.loader
@@ -59,6 +63,9 @@ def plan(experiment: Experiment, script_dir: str | None = None) -> Plan:
         spec_file=spec_file,
         spec_sha256=spec_hash(experiment),
         spec_dir=spec_dir,
+        working_dir=os.path.relpath(shipping.working_dir(experiment, spec_file), here),
+        excludes=shipping.excludes(experiment, spec_file),
+        spec_dir_in_working_dir=shipping.spec_dir_in_working_dir(experiment, spec_file),
         config=_config(experiment, spec_dir),
         data_source=data_source,
         loader=loader,

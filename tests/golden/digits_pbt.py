@@ -57,6 +57,22 @@ RUN_NAME = "digits-pbt"
 STORAGE_PATH = "./runs"
 METRIC, MODE = "val_accuracy", "max"  # tune.metric, tune.mode
 REPORTED = ["epoch", "train_loss", "val_loss", "val_accuracy"]  # what each epoch reports
+HERE = os.path.dirname(os.path.abspath(__file__))  # relative paths below start here
+# Joining a cluster, the job's code travels with it (cluster.working_dir, less cluster.excludes): see job_runtime_env.
+WORKING_DIR = "../specs"
+EXCLUDES = [
+    ".git",
+    "__pycache__",
+    "*.pyc",
+    ".venv",
+    "venv",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".ipynb_checkpoints",
+]
+RUNTIME_ENV = {"env_vars": {"OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}}  # cluster.runtime_env
 
 
 def load_data(cfg):
@@ -327,7 +343,7 @@ def main(argv=None, artefacts=None):
     storage_path, run_dir = run_location(args)
     check_resumable(run_dir, args.resume, args.force)
 
-    started = start_ray(args.address)
+    started = start_ray(args.address, storage_path)
     try:
         per_trial = worker_resources(scaling)
         how_many_fit(per_trial, "trial")
@@ -523,7 +539,7 @@ def check_resumable(run_dir, resume, force):
             )
 
 
-def start_ray(address):
+def start_ray(address, storage_path):
     """Starts a local Ray (address None) or joins the cluster at `address`; returns whether it started one.
     An address where nothing listens is refused within seconds (ray.init itself would retry for minutes)."""
     if ray.is_initialized():
@@ -534,15 +550,37 @@ def start_ray(address):
             socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
         except OSError as error:
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
+    runtime_env = job_runtime_env(address, storage_path)
     try:
-        ray.init(
-            address=address,
-            runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}},
-            include_dashboard=False,
-        )
+        ray.init(address=address, runtime_env=runtime_env, include_dashboard=False)
     except ConnectionError as error:
         raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
+    except ValueError as error:  # a runtime_env Ray refuses, e.g. a working directory larger than it uploads
+        raise SystemExit(f"cannot start the job on {address or 'a local Ray'}: {error}") from None
     return True
+
+
+def joins_cluster(address):
+    """Whether this run joins a running cluster (`address`, RAY_ADDRESS, or inside a Ray Job) rather than
+    starting a local Ray: its code must then travel with it."""
+    return (address or os.environ.get("RAY_ADDRESS") or "local") != "local"
+
+
+def job_runtime_env(address, storage_path):
+    """RUNTIME_ENV; joining a cluster, also WORKING_DIR for every node (less EXCLUDES and the run storage path
+    when it lies below), which Ray makes each worker's current directory and puts on its PYTHONPATH. In a Ray
+    Job (`specc submit`, `ray job submit`) the job's runtime_env is in force: only what it leaves unset is added."""
+    runtime_env = dict(RUNTIME_ENV)
+    job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}")).get("runtime_env") or {}
+    if joins_cluster(address) and "working_dir" not in job:
+        root = os.path.normpath(os.path.join(HERE, WORKING_DIR))
+        below = ".." if "://" in storage_path else os.path.relpath(storage_path, root)
+        runtime_env.update(working_dir=root, excludes=EXCLUDES + ([] if below.startswith("..") else ["/" + below]))
+    env_vars = {
+        name: value for name, value in runtime_env.pop("env_vars", {}).items() if name not in job.get("env_vars", {})
+    }
+    runtime_env = {key: value for key, value in runtime_env.items() if key not in job}
+    return {**runtime_env, **({"env_vars": env_vars} if env_vars else {})}
 
 
 def how_many_fit(need, what):

@@ -6,7 +6,9 @@ The free-text fields (from specc/spec/*.py; names, factories, identifiers, addre
 names are pattern-checked and not free text): description; run.storage_path; dataset.path, .features, .label
 (csv, parquet, jsonl, npz), dataset.root (torchvision); model/dataset custom kwargs keys and values (nested);
 scaling.accelerator_type; cluster.runtime_env env_vars values, pip (list, file, {packages, pip_version}),
-uv, conda (name or mapping, keys and values), py_modules, image_uri; cluster.working_dir, cluster.excludes.
+uv, conda (name or mapping, keys and values), py_modules, image_uri; cluster.excludes. cluster.working_dir must
+name a directory that holds the spec (checked at validate time): here it is ".", and the spec's own (hostile)
+directory reaches the script as WORKING_DIR.
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def base(s, model: dict, dataset: dict, runtime_env: dict) -> dict:
         "run": {"storage_path": s("run.storage_path")},
         "cluster": {
             "runtime_env": runtime_env,
-            "working_dir": s("cluster.working_dir"),
+            "working_dir": ".",
             "excludes": [s("cluster.excludes.0"), s("cluster.excludes.1")],
         },
     }
@@ -229,7 +231,7 @@ def strings(tree: ast.AST) -> set[str]:
 
 
 # Fields whose text reaches the script unchanged as a whole string constant (paths are joined to the spec's
-# directory; accelerator_type, working_dir and excludes do not reach the script).
+# directory; accelerator_type does not reach the script).
 VERBATIM = (
     "run.storage_path",
     "dataset.features.",
@@ -241,6 +243,7 @@ VERBATIM = (
     "uv.",
     "image_uri",
     "conda",
+    "excludes.",
 )
 
 
@@ -290,6 +293,12 @@ def assert_only_strings_differ(shape: str, s, directory: str, name: str) -> None
             if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "SPEC_DIR"
         ]
         assert spec_dir == os.path.join("..", directory)  # relative to the script, compiled into build/
+    (working_dir,) = [
+        node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "WORKING_DIR"
+    ]
+    assert working_dir == os.path.join("..", directory)
 
 
 @settings(

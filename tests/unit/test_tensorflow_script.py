@@ -66,9 +66,9 @@ def test_gpu_paths_are_generated_as_ray_and_tensorflow_document_them(write_spec)
 
 def test_every_job_process_gets_tf_keras_as_tf_keras(write_spec):
     source = source_of(write_spec, SPEC + "cluster: {runtime_env: {env_vars: {A: b}}}\n")
-    assert 'runtime_env={"env_vars": {"TF_USE_LEGACY_KERAS": "1", "A": "b"}}' in source
+    assert 'RUNTIME_ENV = {"env_vars": {"TF_USE_LEGACY_KERAS": "1", "A": "b"}}' in source
     own = source_of(write_spec, SPEC + "cluster: {runtime_env: {env_vars: {TF_USE_LEGACY_KERAS: '0'}}}\n")
-    assert 'runtime_env={"env_vars": {"TF_USE_LEGACY_KERAS": "0"}}' in own  # the spec's own value wins
+    assert 'RUNTIME_ENV = {"env_vars": {"TF_USE_LEGACY_KERAS": "0"}}' in own  # the spec's own value wins
 
 
 @pytest.mark.parametrize("metric", sorted(METRICS))

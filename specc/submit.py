@@ -1,0 +1,251 @@
+"""`specc submit` and `specc jobs`: the compiled script as a Ray Job on a cluster, through Ray's JobSubmissionClient.
+
+What travels: the job's working directory (the spec's directory, or cluster.working_dir, less what shipping.py
+leaves behind) with the compiled script at its top, so that the script finds the spec's directory, data paths
+and custom factories where `specc compile` would put them. The directory is not copied: a temporary directory
+of links to its entries, plus the script, is what Ray zips and uploads. The job's runtime_env also carries the
+spec's runtime_env (env_vars, pip, ...); inside the job the script adds only what the job leaves unset.
+
+Token auth, as Ray's own clients do: RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH (or ~/.ray/auth_token) when the
+cluster asks for one (Ray's JobSubmissionClient reads them).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shlex
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+from specc import shipping
+from specc.errors import Problem, SpecError, UsageError
+from specc.spec import Experiment
+
+TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
+CONNECT_TIMEOUT_S = 10
+
+
+@dataclass(frozen=True)
+class Submitted:
+    submission_id: str
+    address: str
+    entrypoint: str
+    storage_path: str
+    package: shipping.Package
+
+
+def dashboard_address(address: str | None) -> str:
+    """The cluster's dashboard (Jobs API) address: --address, else RAY_API_SERVER_ADDRESS or an http(s) RAY_ADDRESS."""
+    chosen = address or os.environ.get("RAY_API_SERVER_ADDRESS") or os.environ.get("RAY_ADDRESS")
+    if not chosen or chosen in ("auto", "local"):
+        raise UsageError("no cluster to submit to: pass --address http://HEAD:8265 (the head's dashboard address)")
+    if "://" not in chosen:
+        chosen = f"http://{chosen}"
+    if urlparse(chosen).scheme not in ("http", "https"):
+        raise UsageError(f"--address {chosen}: a job goes to the head's dashboard, http://HEAD:8265, not a Ray address")
+    return chosen
+
+
+def client(address: str):
+    """JobSubmissionClient for `address`; a dashboard that cannot be reached is a problem within seconds."""
+    url = urlparse(address)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname, port), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as error:
+        raise SpecError([Problem("E402", f"cannot reach the cluster's dashboard at {address}: {error}")]) from None
+    from ray.exceptions import AuthenticationError
+    from ray.job_submission import JobSubmissionClient
+
+    try:
+        return JobSubmissionClient(address)
+    except AuthenticationError as error:
+        first = str(error).split(". ")[0]
+        hint = "set RAY_AUTH_TOKEN (or RAY_AUTH_TOKEN_PATH) to the cluster's token, as for Ray's own job CLI"
+        raise SpecError([Problem("E402", f"the cluster at {address} refused this client: {first}", hint=hint)]) from None
+    except (ConnectionError, RuntimeError) as error:  # not a Ray dashboard, or an old Ray
+        raise SpecError([Problem("E402", f"the Ray Jobs API at {address} refused: {error}")]) from None
+
+
+def submission_id(experiment: Experiment) -> str:
+    """Readable and unique: specc-<name>-<UTC time>-<4 hex>."""
+    return f"specc-{experiment.name}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(2)}"
+
+
+def script_name(experiment: Experiment, directory: str) -> str:
+    """The compiled script's file name at the top of the working directory (never one the directory holds)."""
+    stem = "specc_job_" + experiment.name.replace("-", "_")
+    name, number = f"{stem}.py", 1
+    while os.path.exists(os.path.join(directory, name)):
+        number += 1
+        name = f"{stem}_{number}.py"
+    return name
+
+
+def storage_for_job(experiment: Experiment, storage_path: str | None) -> str:
+    """Where the job writes its run directory: a URI as it is, a local path made absolute here (as `specc run`
+    would resolve it), since the job's own working directory is a temporary copy on the cluster."""
+    chosen = storage_path or experiment.run.storage_path
+    return chosen if "://" in chosen else os.path.abspath(chosen)
+
+
+def submit(
+    experiment: Experiment,
+    *,
+    address: str | None,
+    python: str = "python",
+    storage_path: str | None = None,
+    smoke: bool = False,
+    resume: bool = False,
+    force: bool = False,
+    templates=None,
+    job_id: str | None = None,
+) -> Submitted:
+    from specc import api
+    from specc.resolve import spec_hash
+
+    raw = getattr(experiment, "_raw", None)
+    spec_file = raw.file if raw else f"{experiment.name}.yaml"
+    root = shipping.working_dir(experiment, spec_file)
+    excludes = shipping.excludes(experiment, spec_file)
+    storage = storage_for_job(experiment, storage_path)
+    below = shipping.anchored(storage, root) if "://" not in storage else None
+    excludes += [below] if below else []
+    package = shipping.measure(root, excludes)
+    problem = shipping.size_problem(package, spec_file)
+    if problem:
+        raise SpecError([problem])
+
+    url = dashboard_address(address)
+    jobs = client(url)
+    script = script_name(experiment, root)
+    source = api.compile(experiment, os.path.join(root, script), templates)
+    flags = ["--storage-path", storage, *(["--smoke"] if smoke else []), *(["--resume"] if resume else [])]
+    flags += ["--force"] if force else []
+    entrypoint = shlex.join([python, script, *flags])
+    runtime_env = {
+        **_spec_runtime_env(experiment),
+        "excludes": excludes,
+    }
+    identifier = job_id or submission_id(experiment)
+    metadata = {
+        "specc.spec": os.path.abspath(spec_file),
+        "specc.name": experiment.name,
+        "specc.spec_sha256": spec_hash(experiment),
+    }
+    with tempfile.TemporaryDirectory(prefix="specc-job-") as staged:
+        for entry in os.listdir(root):  # links, not copies: Ray reads through them when it zips the directory
+            os.symlink(os.path.join(root, entry), os.path.join(staged, entry))
+        with open(os.path.join(staged, script), "w", encoding="utf-8") as out:
+            out.write(source)
+        try:
+            jobs.submit_job(
+                entrypoint=entrypoint,
+                submission_id=identifier,
+                runtime_env={**runtime_env, "working_dir": staged},
+                metadata=metadata,
+            )
+        except (RuntimeError, ValueError) as error:
+            raise SpecError([Problem("E404", f"the cluster at {url} refused the job: {error}", spec_file)]) from None
+    return Submitted(identifier, url, entrypoint, storage, package)
+
+
+def _spec_runtime_env(experiment: Experiment) -> dict:
+    """cluster.runtime_env as the compiled script's RUNTIME_ENV holds it (tensorflow's TF_USE_LEGACY_KERAS too)."""
+    from specc.fragments import runtime_env_of
+
+    return runtime_env_of(experiment)
+
+
+# -- following a job -------------------------------------------------------------------------------------------
+
+
+def follow(address: str, job_id: str, out=None) -> str:
+    """Prints the job's logs as they come until it ends; returns its final status. Ctrl-C detaches (the job runs on)."""
+    import asyncio
+
+    out = out or sys.stdout
+    jobs = client(address)
+
+    async def tail() -> None:
+        async for chunk in jobs.tail_job_logs(job_id):
+            out.write(chunk)
+            out.flush()
+
+    try:
+        asyncio.run(tail())
+    except KeyboardInterrupt:
+        raise Detached(job_id, address) from None
+    return wait_for_end(jobs, job_id)
+
+
+def wait_for_end(jobs, job_id: str, timeout_s: float = 60) -> str:
+    """The job's status once it is terminal (the log stream ends a moment before the status says so)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status = str(jobs.get_job_status(job_id).value)
+        if status in TERMINAL or time.monotonic() > deadline:
+            return status
+        time.sleep(0.5)
+
+
+class Detached(Exception):
+    def __init__(self, job_id: str, address: str):
+        super().__init__(job_id)
+        self.job_id, self.address = job_id, address
+
+    def advice(self) -> str:
+        return (
+            f"detached: job {self.job_id} keeps running on the cluster\n"
+            f"  follow it:  specc jobs logs {self.job_id} --address {self.address} --follow\n"
+            f"  stop it:    specc jobs stop {self.job_id} --address {self.address}\n"
+        )
+
+
+def outcome(jobs, job_id: str, status: str) -> Problem | None:
+    """None when the job succeeded, else a problem saying how it ended."""
+    if status == "SUCCEEDED":
+        return None
+    info = jobs.get_job_info(job_id)
+    message = (info.message or "").strip()
+    return Problem("E404", f"job {job_id} {status.lower()}" + (f": {message}" if message else ""))
+
+
+def status_text(jobs, job_id: str) -> str:
+    info = job_info(jobs, job_id)
+    lines = [
+        f"job:        {job_id}",
+        f"status:     {info.status.value}",
+        f"entrypoint: {info.entrypoint}",
+    ]
+    lines += [f"{key + ':':<11} {value}" for key, value in sorted((info.metadata or {}).items())]
+    if info.message:
+        lines.append(f"message:    {info.message.strip()}")
+    return "\n".join(lines) + "\n"
+
+
+def job_info(jobs, job_id: str):
+    try:
+        return jobs.get_job_info(job_id)
+    except RuntimeError as error:  # the Jobs API answers 404 for an unknown id
+        raise SpecError([Problem("E404", f"no job {job_id} on the cluster: {error}")]) from None
+
+
+def list_text(jobs) -> str:
+    """specc's jobs on the cluster, newest first."""
+    rows = [job for job in jobs.list_jobs() if (job.metadata or {}).get("specc.name")]
+    rows.sort(key=lambda job: job.start_time or 0, reverse=True)
+    if not rows:
+        return "no specc jobs on this cluster\n"
+    width = max(len(job.submission_id or "") for job in rows)
+    return "".join(f"{job.submission_id:<{width}}  {job.status.value:<9}  {job.metadata['specc.spec']}\n" for job in rows)
+
+
+def stop(jobs, job_id: str) -> str:
+    job_info(jobs, job_id)
+    return "stop requested" if jobs.stop_job(job_id) else "already ended"
