@@ -1,0 +1,206 @@
+"""What travels with a job to a cluster (specc/shipping.py, the compiled script's job_runtime_env, specc submit's
+addresses): the working directory and what stays behind, Ray's own walk of it, the size check, and a runtime_env
+that merges with a Ray Job's instead of clashing with it. The clusters themselves: tests/e2e/test_cluster.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import types
+from pathlib import Path
+
+import pytest
+
+from specc import api, shipping, submit
+from specc.errors import SpecError, UsageError
+
+SPEC = """\
+specc: 1
+name: shipped
+framework: torch
+model: {type: custom, factory: "models:make"}
+dataset: {type: digits}
+training: {epochs: 1}
+"""
+
+
+def script(spec: Path) -> types.ModuleType:
+    """The compiled script as a module whose file sits beside the spec (as `specc compile -o` next to it)."""
+    here = spec.parent / "script.py"
+    source = api.compile(api.load(spec), str(here))
+    module = types.ModuleType("shipped_script")
+    module.__file__ = str(here)
+    exec(compile(source, str(here), "exec"), module.__dict__)
+    return module
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR", raising=False)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC + "cluster: {runtime_env: {env_vars: {A: spec, B: b}}}\n", encoding="utf-8")
+    return spec
+
+
+def test_a_local_ray_gets_only_the_specs_runtime_env(project):
+    module = script(project)
+    assert module.job_runtime_env(None, str(project.parent / "runs")) == {"env_vars": {"A": "spec", "B": "b"}}
+    assert not module.joins_cluster(None) and not module.joins_cluster("local")
+
+
+def test_joining_a_cluster_ships_the_specs_directory(project):
+    module = script(project)
+    env = module.job_runtime_env("10.0.0.1:6379", str(project.parent / "runs"))
+    assert env["working_dir"] == str(project.parent)
+    assert env["excludes"] == [*shipping.ALWAYS_EXCLUDED, "/runs"]  # the run storage path lies below it
+    assert env["env_vars"] == {"A": "spec", "B": "b"}
+    assert module.job_runtime_env("auto", "/elsewhere/runs")["excludes"] == list(shipping.ALWAYS_EXCLUDED)
+    assert module.job_runtime_env("ray://head:10001", "s3://bucket/runs")["excludes"] == list(shipping.ALWAYS_EXCLUDED)
+
+
+def test_ray_address_in_the_environment_joins_a_cluster(project, monkeypatch):
+    module = script(project)
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    assert module.joins_cluster(None)
+    assert "working_dir" in module.job_runtime_env(None, "/runs")
+    monkeypatch.setenv("RAY_ADDRESS", "local")
+    assert not module.joins_cluster(None)
+
+
+def test_inside_a_ray_job_only_what_the_job_leaves_unset_is_added(project, monkeypatch):
+    from ray.runtime_env.runtime_env import _merge_runtime_env
+
+    module = script(project)
+    job = {"working_dir": "gcs://_ray_pkg_abc.zip", "env_vars": {"A": "job"}, "pip": ["x"]}
+    monkeypatch.setenv("RAY_JOB_CONFIG_JSON_ENV_VAR", json.dumps({"runtime_env": job, "metadata": {}}))
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:6379")  # as Ray's job supervisor sets it
+
+    env = module.job_runtime_env(None, "/runs")
+
+    assert env == {"env_vars": {"B": "b"}}  # the job's working_dir and A stand; B is added
+    assert _merge_runtime_env(job, env) is not None  # what ray.init does in a job: no conflict
+
+
+def test_workers_find_the_spec_directory_in_the_shipped_copy(project, monkeypatch):
+    module = script(project)
+    config = {"spec_dir": str(project.parent)}
+    assert module.spec_dir_on_node(config) == str(project.parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["/ray/working_dir_files/_ray_pkg_1", "/other"]))
+    assert module.spec_dir_on_node({**config, "spec_dir_shipped": "specs"}) == "/ray/working_dir_files/_ray_pkg_1/specs"
+    assert module.spec_dir_on_node({**config, "spec_dir_shipped": "."}) == "/ray/working_dir_files/_ray_pkg_1"
+
+
+def test_cluster_working_dir_above_the_spec(tmp_path):
+    (tmp_path / "specs").mkdir()
+    spec = tmp_path / "specs" / "spec.yaml"
+    spec.write_text(SPEC + 'cluster: {working_dir: ".."}\n', encoding="utf-8")
+    experiment = api.load(spec)
+    assert shipping.working_dir(experiment, str(spec)) == str(tmp_path)
+    assert shipping.spec_dir_in_working_dir(experiment, str(spec)) == "specs"
+    source = api.compile(experiment, str(tmp_path / "build" / "job.py"))
+    assert 'WORKING_DIR = ".."' in source and 'SPEC_DIR_SHIPPED = "specs"' in source
+
+
+def test_default_excludes_leave_torchvision_data_behind(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "specc: 1\nname: tv\nframework: torch\nmodel: {type: torchvision, name: resnet18, in_channels: 1}\n"
+        "dataset: {type: torchvision, name: MNIST, root: ./data/mnist}\ntraining: {epochs: 1}\n",
+        encoding="utf-8",
+    )
+    assert shipping.excludes(api.load(spec), str(spec)) == [*shipping.ALWAYS_EXCLUDED, "/data/mnist"]
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(spec.read_text() + "cluster: {excludes: ['*.ckpt', big/]}\n", encoding="utf-8")
+    assert shipping.excludes(api.load(mine), str(mine)) == [*shipping.ALWAYS_EXCLUDED, "*.ckpt", "big/"]
+
+
+def test_measure_walks_the_directory_as_ray_zips_it(tmp_path):
+    (tmp_path / "models.py").write_text("x = 1\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "rows.csv").write_bytes(b"a,b\n" * 1000)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "huge.bin").write_bytes(b"\0" * 50_000)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "objects").write_bytes(b"\0" * 10_000)
+    (tmp_path / "scratch.tmp").write_bytes(b"\0" * 7_000)
+    (tmp_path / ".gitignore").write_text("*.tmp\n")
+
+    package = shipping.measure(str(tmp_path), [*shipping.ALWAYS_EXCLUDED, "/runs"])
+
+    assert package.files == 3  # models.py, data/rows.csv, .gitignore
+    assert package.size == 6 + 4000 + 6
+    assert package.largest[0] == ("data", 4000)
+
+
+def test_a_working_directory_larger_than_ray_uploads_is_refused_with_what_fills_it(tmp_path, monkeypatch):
+    from ray._private.runtime_env import packaging
+
+    (tmp_path / "weights").mkdir()
+    (tmp_path / "weights" / "big.pt").write_bytes(b"\0" * 3000)
+    (tmp_path / "models.py").write_text("x = 1\n")
+    package = shipping.measure(str(tmp_path), list(shipping.ALWAYS_EXCLUDED))
+    assert shipping.size_problem(package, "spec.yaml") is None
+    monkeypatch.setattr(packaging, "GCS_STORAGE_MAX_SIZE", 2048)
+
+    problem = shipping.size_problem(package, "spec.yaml")
+
+    assert problem.code == "E403" and problem.path == "cluster.excludes"
+    assert "weights (0.0 MiB)" in problem.message and "2 files" in problem.message
+    assert "cluster.excludes" in problem.hint
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [("http://head:8265", "http://head:8265"), ("127.0.0.1:8265", "http://127.0.0.1:8265"), ("https://h", "https://h")],
+)
+def test_dashboard_addresses(given, expected):
+    assert submit.dashboard_address(given) == expected
+
+
+@pytest.mark.parametrize("given", [None, "auto", "ray://head:10001"])
+def test_a_job_needs_the_dashboards_address(given, monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
+    with pytest.raises(UsageError, match="8265"):
+        submit.dashboard_address(given)
+
+
+def test_the_dashboard_address_from_the_environment(monkeypatch):
+    monkeypatch.setenv("RAY_API_SERVER_ADDRESS", "http://head:8265")
+    assert submit.dashboard_address(None) == "http://head:8265"
+
+
+def test_an_unreachable_dashboard_is_a_problem_within_seconds():
+    import socket
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(SpecError) as refused:
+        submit.client(f"http://127.0.0.1:{port}")
+    assert [problem.code for problem in refused.value.problems] == ["E402"]
+    assert time.monotonic() - started < submit.CONNECT_TIMEOUT_S + 1
+
+
+def test_the_job_writes_where_specc_run_would(project, monkeypatch, tmp_path):
+    experiment = api.load(project)
+    monkeypatch.chdir(tmp_path)
+    assert submit.storage_for_job(experiment, None) == str(tmp_path / "runs")
+    assert submit.storage_for_job(experiment, "s3://bucket/runs") == "s3://bucket/runs"
+    assert submit.storage_for_job(experiment, "/shared/runs") == "/shared/runs"
+
+
+def test_submission_ids_are_readable_and_unique(project):
+    experiment = api.load(project)
+    first, second = submit.submission_id(experiment), submit.submission_id(experiment)
+    assert first.startswith("specc-shipped-") and first != second
+
+
+def test_the_script_name_never_overwrites_a_file_of_the_project(tmp_path, project):
+    experiment = api.load(project)
+    assert submit.script_name(experiment, str(tmp_path)) == "specc_job_shipped.py"
+    (tmp_path / "specc_job_shipped.py").write_text("mine")
+    assert submit.script_name(experiment, str(tmp_path)) == "specc_job_shipped_2.py"
