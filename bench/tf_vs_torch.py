@@ -131,8 +131,10 @@ def report(timings: dict[str, Timing]) -> dict:
         )
     print()
     ratio = tf.median / hand.median
-    print(f"specc tensorflow / hand-written TensorflowTrainer: {ratio:.3f}x (goal <= {GOAL}: "
-          f"{'met' if ratio <= GOAL else 'MISSED'}), {tf.median - hand.median:+.2f}s per run")
+    print(
+        f"specc tensorflow / hand-written TensorflowTrainer: {ratio:.3f}x (goal <= {GOAL}: "
+        f"{'met' if ratio <= GOAL else 'MISSED'}), {tf.median - hand.median:+.2f}s per run"
+    )
     print(f"tensorflow / torch, same spec: {tf.median / torch.median:.3f}x, {tf.median - torch.median:+.2f}s per run")
     gap = statistics.median(tf.final_accuracy) - statistics.median(torch.final_accuracy)
     print(f"final val_accuracy, tensorflow - torch (medians): {gap:+.4f}")

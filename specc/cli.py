@@ -103,7 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("--submission-id", metavar="ID", help="the job's id (default: specc-<name>-<time>-<hex>)")
     submit.add_argument("--smoke", action="store_true", help="1 epoch, a few batches, at most 2 workers, CPU")
     submit.add_argument("--resume", action="store_true", help="continue the run of the same name from its checkpoint")
-    submit.add_argument("--force", action="store_true", help="with --resume: even if the spec changed since the run began")
+    submit.add_argument(
+        "--force", action="store_true", help="with --resume: even if the spec changed since the run began"
+    )
     _templates(submit)
     _overrides(submit)
 

@@ -67,7 +67,9 @@ def client(address: str):
     except AuthenticationError as error:
         first = str(error).split(". ")[0]
         hint = "set RAY_AUTH_TOKEN (or RAY_AUTH_TOKEN_PATH) to the cluster's token, as for Ray's own job CLI"
-        raise SpecError([Problem("E402", f"the cluster at {address} refused this client: {first}", hint=hint)]) from None
+        raise SpecError(
+            [Problem("E402", f"the cluster at {address} refused this client: {first}", hint=hint)]
+        ) from None
     except (ConnectionError, RuntimeError) as error:  # not a Ray dashboard, or an old Ray
         raise SpecError([Problem("E402", f"the Ray Jobs API at {address} refused: {error}")]) from None
 
@@ -243,7 +245,9 @@ def list_text(jobs) -> str:
     if not rows:
         return "no specc jobs on this cluster\n"
     width = max(len(job.submission_id or "") for job in rows)
-    return "".join(f"{job.submission_id:<{width}}  {job.status.value:<9}  {job.metadata['specc.spec']}\n" for job in rows)
+    return "".join(
+        f"{job.submission_id:<{width}}  {job.status.value:<9}  {job.metadata['specc.spec']}\n" for job in rows
+    )
 
 
 def stop(jobs, job_id: str) -> str:

@@ -16,6 +16,7 @@ def pytest_configure(config):
     C extension, which segfaults beside TensorFlow's. Loaded first, both work; so torch's goes first."""
     import torch._dynamo  # noqa: F401
 
+
 MINIMAL = """\
 specc: 1
 name: tiny

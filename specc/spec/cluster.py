@@ -83,9 +83,13 @@ class Cluster(Section):
     )
     runtime_env: RuntimeEnv = describe("Ray runtime environment for the job's workers.", RuntimeEnv.model_construct())
     working_dir: NonEmptyStr | None = describe(
-        "Directory shipped to every node as the job's working_dir; default: the spec's directory.", None
+        "Directory shipped to every node as the job's working_dir, relative to the spec; it must hold the spec. "
+        "Default: the spec's directory.",
+        None,
     )
     excludes: list[NonEmptyStr] | None = describe(
-        "Paths or patterns not shipped; default: the run storage path, data directories, .git and caches.", None
+        "Gitignore patterns not shipped, besides .git, virtualenvs and caches; default: the run storage path and "
+        "torchvision data roots.",
+        None,
     )
     init_timeout_s: PositiveInt = describe("Seconds to wait when connecting to the cluster.", 60)

@@ -10,6 +10,7 @@ Used by tests/e2e/test_cluster.py and bench/submit_overhead.py.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -146,14 +147,10 @@ class LocalCluster:
                 process.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + 20
         for process in reversed(self.processes):
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)  # the node's processes share the group of its `ray start`
-            except ProcessLookupError:
-                pass
             process.wait()
         for temp_dir in self.temp_dirs:
             shutil.rmtree(temp_dir, ignore_errors=True)
@@ -161,6 +158,10 @@ class LocalCluster:
     def run(self, *args, cwd, timeout: float = 300) -> subprocess.CompletedProcess:
         """A client command (specc, python, ray) with the cluster's token in its environment."""
         try:
-            return subprocess.run(list(map(str, args)), cwd=cwd, env=self.env, capture_output=True, text=True, timeout=timeout)
+            return subprocess.run(
+                list(map(str, args)), cwd=cwd, env=self.env, capture_output=True, text=True, timeout=timeout
+            )
         except subprocess.TimeoutExpired as expired:
-            raise AssertionError(f"{args} did not finish within {timeout} s:\n{expired.stdout}\n{expired.stderr}") from None
+            raise AssertionError(
+                f"{args} did not finish within {timeout} s:\n{expired.stdout}\n{expired.stderr}"
+            ) from None

@@ -64,7 +64,9 @@ run: {{checkpoints_to_keep: 1}}
 
 
 def ok(done: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
-    assert done.returncode == 0, f"exit {done.returncode}\n--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-5000:]}"
+    assert done.returncode == 0, (
+        f"exit {done.returncode}\n--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-5000:]}"
+    )
     return done
 
 
@@ -76,7 +78,11 @@ def test_compiled_script_trains_on_two_nodes(cluster, tmp_path):
     spec = project(tmp_path, spec_text("two-nodes", record))
     ok(cluster.run(sys.executable, "-m", "specc", "compile", spec, "-o", "build/two_nodes.py", cwd=tmp_path))
 
-    done = ok(cluster.run(sys.executable, "build/two_nodes.py", "--address", cluster.address, "--storage-path", "runs", cwd=tmp_path))
+    done = ok(
+        cluster.run(
+            sys.executable, "build/two_nodes.py", "--address", cluster.address, "--storage-path", "runs", cwd=tmp_path
+        )
+    )
 
     built = records(record)
     assert len(built) == 2, built  # one model per Train worker
@@ -105,7 +111,20 @@ def test_search_trials_spread_over_both_nodes(cluster, tmp_path):
     record = tmp_path / "where.jsonl"
     spec = project(tmp_path, spec_text("spread", record, tail=SEARCH, workers=1))
 
-    ok(cluster.run(sys.executable, "-m", "specc", "run", spec, "--address", cluster.address, "--storage-path", "runs", cwd=tmp_path))
+    ok(
+        cluster.run(
+            sys.executable,
+            "-m",
+            "specc",
+            "run",
+            spec,
+            "--address",
+            cluster.address,
+            "--storage-path",
+            "runs",
+            cwd=tmp_path,
+        )
+    )
 
     built = records(record)
     assert len(built) == 4  # one model per trial
@@ -125,20 +144,36 @@ def submitted(cluster, tmp_path_factory):
     root = tmp_path_factory.mktemp("submit")
     record = root / "where.jsonl"
     text = spec_text("submitted", record).replace('"e2e_where:make"', '"factories.e2e_where:make"')
-    spec = project(root, text + 'cluster: {working_dir: "..", runtime_env: {env_vars: {SPECC_TEST: "yes"}}}\n', module_in="factories")
+    spec = project(
+        root,
+        text + 'cluster: {working_dir: "..", runtime_env: {env_vars: {SPECC_TEST: "yes"}}}\n',
+        module_in="factories",
+    )
     (root / "factories" / "__init__.py").touch()
     (root / "runs").mkdir()
     (root / "runs" / "old.bin").write_bytes(b"x" * 1000)  # run outputs stay behind
     started = time.monotonic()
-    done = cluster.run(sys.executable, "-m", "specc", "submit", spec, "--address", cluster.dashboard, "--wait", "--storage-path", root / "runs", cwd=root)
+    done = cluster.run(
+        sys.executable,
+        "-m",
+        "specc",
+        "submit",
+        spec,
+        "--address",
+        cluster.dashboard,
+        "--wait",
+        "--storage-path",
+        root / "runs",
+        cwd=root,
+    )
     return root, record, done, time.monotonic() - started
 
 
 def test_submitted_job_succeeds_and_its_results_land_in_storage_path(submitted):
-    root, record, done, _ = submitted
+    root, _, done, _ = submitted
     ok(done)
     assert "submitted specc-submitted-" in done.stderr and "succeeded" in done.stderr
-    header, rows = read_results(root / "runs" / "submitted")
+    _, rows = read_results(root / "runs" / "submitted")
     assert [row["epoch"] for row in rows] == [0, 1]
     best = read_best(root / "runs" / "submitted")
     assert best["checkpoint"] and Path(best["checkpoint"], "state.pt").is_file()
@@ -152,13 +187,17 @@ def test_submitted_job_imports_the_factory_shipped_with_it(submitted):
     for line in built:
         assert SHIPPED in line["file"] and line["file"].endswith("/factories/e2e_where.py"), line
     shipped = done.stderr.split("shipped:", 1)[1].splitlines()[0]
-    assert str(root) in shipped and "3 files" in shipped  # specs/spec.yaml, factories/{__init__,e2e_where}.py; not runs/
+    assert (
+        str(root) in shipped and "3 files" in shipped
+    )  # specs/spec.yaml, factories/{__init__,e2e_where}.py; not runs/
 
 
 def test_jobs_status_logs_and_list(submitted, cluster):
     root, _, done, _ = submitted
     job = done.stderr.split("submitted ", 1)[1].split()[0]
-    status = ok(cluster.run(sys.executable, "-m", "specc", "jobs", "status", job, "--address", cluster.dashboard, cwd=root))
+    status = ok(
+        cluster.run(sys.executable, "-m", "specc", "jobs", "status", job, "--address", cluster.dashboard, cwd=root)
+    )
     assert "SUCCEEDED" in status.stdout
     assert f"specc.spec: {root / 'specs' / 'spec.yaml'}" in status.stdout
     assert "specc.spec_sha256:" in status.stdout
@@ -169,7 +208,9 @@ def test_jobs_status_logs_and_list(submitted, cluster):
 
 
 def test_unknown_job_is_a_clear_problem(cluster, tmp_path):
-    done = cluster.run(sys.executable, "-m", "specc", "jobs", "status", "specc-nope", "--address", cluster.dashboard, cwd=tmp_path)
+    done = cluster.run(
+        sys.executable, "-m", "specc", "jobs", "status", "specc-nope", "--address", cluster.dashboard, cwd=tmp_path
+    )
     assert done.returncode == 1
     assert "E404" in done.stderr and "specc-nope" in done.stderr and "Traceback" not in done.stderr
 
@@ -188,7 +229,9 @@ scaling: {num_workers: 0}
 def test_failed_job_exits_with_its_outcome(cluster, tmp_path):
     spec = tmp_path / "failing.yaml"
     spec.write_text(FAILING, encoding="utf-8")
-    done = cluster.run(sys.executable, "-m", "specc", "submit", spec, "--address", cluster.dashboard, "--wait", cwd=tmp_path)
+    done = cluster.run(
+        sys.executable, "-m", "specc", "submit", spec, "--address", cluster.dashboard, "--wait", cwd=tmp_path
+    )
     assert done.returncode == 1, done.stderr[-3000:]
     assert "E404" in done.stderr and "failed" in done.stderr
     assert "e2e_missing" in done.stdout  # the job's own traceback, followed
@@ -199,13 +242,15 @@ def test_ctrl_c_detaches_and_the_job_can_be_stopped(cluster, tmp_path):
     record = tmp_path / "where.jsonl"
     spec = project(tmp_path, spec_text("long", record, workers=0, epochs=500))
     args = [sys.executable, "-m", "specc", "submit", str(spec), "--address", cluster.dashboard, "--wait"]
-    follower = subprocess.Popen(args, cwd=tmp_path, env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    follower = subprocess.Popen(
+        args, cwd=tmp_path, env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 120
         while not (record.exists() and record.read_text()) and time.monotonic() < deadline:
             time.sleep(0.5)  # the job's driver has built the model: it is training
         follower.send_signal(signal.SIGINT)
-        stdout, stderr = follower.communicate(timeout=60)
+        _, stderr = follower.communicate(timeout=60)
     finally:
         if follower.poll() is None:
             follower.kill()
@@ -213,13 +258,21 @@ def test_ctrl_c_detaches_and_the_job_can_be_stopped(cluster, tmp_path):
     assert "detached" in stderr and "specc jobs stop" in stderr and "Traceback" not in stderr
     job = stderr.split("submitted ", 1)[1].split()[0]
 
-    status = ok(cluster.run(sys.executable, "-m", "specc", "jobs", "status", job, "--address", cluster.dashboard, cwd=tmp_path))
+    status = ok(
+        cluster.run(sys.executable, "-m", "specc", "jobs", "status", job, "--address", cluster.dashboard, cwd=tmp_path)
+    )
     assert "RUNNING" in status.stdout  # detaching left it running
-    stopped = ok(cluster.run(sys.executable, "-m", "specc", "jobs", "stop", job, "--address", cluster.dashboard, cwd=tmp_path))
+    stopped = ok(
+        cluster.run(sys.executable, "-m", "specc", "jobs", "stop", job, "--address", cluster.dashboard, cwd=tmp_path)
+    )
     assert "stop requested" in stopped.stdout
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        status = ok(cluster.run(sys.executable, "-m", "specc", "jobs", "status", job, "--address", cluster.dashboard, cwd=tmp_path))
+        status = ok(
+            cluster.run(
+                sys.executable, "-m", "specc", "jobs", "status", job, "--address", cluster.dashboard, cwd=tmp_path
+            )
+        )
         if "STOPPED" in status.stdout:
             break
         time.sleep(1)
@@ -232,7 +285,11 @@ def test_submit_without_the_clusters_token_is_refused(cluster, tmp_path):
     env = {**cluster.env, "RAY_AUTH_TOKEN": "0" * 64}
     done = subprocess.run(
         [sys.executable, "-m", "specc", "submit", str(spec), "--address", cluster.dashboard],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 1
     assert "E402" in done.stderr and "Traceback" not in done.stderr
@@ -254,7 +311,20 @@ scaling: {num_workers: 2, resources_per_worker: {CPU: 1}, placement_strategy: ST
 def test_tensorflow_workers_on_two_nodes(cluster, tmp_path):
     spec = tmp_path / "tf.yaml"
     spec.write_text(TF, encoding="utf-8")
-    done = ok(cluster.run(sys.executable, "-m", "specc", "run", spec, "--address", cluster.address, "--storage-path", "runs", cwd=tmp_path))
+    done = ok(
+        cluster.run(
+            sys.executable,
+            "-m",
+            "specc",
+            "run",
+            spec,
+            "--address",
+            cluster.address,
+            "--storage-path",
+            "runs",
+            cwd=tmp_path,
+        )
+    )
     header, rows = read_results(tmp_path / "runs" / "tf-two-nodes")  # STRICT_SPREAD: one worker per node, or none
     assert header == ["epoch", "train_loss", "val_loss", "val_accuracy"] and [row["epoch"] for row in rows] == [0, 1, 2]
     assert rows[-1]["val_accuracy"] >= 0.85
