@@ -37,7 +37,7 @@ class LocalCluster:
     def __init__(self, root: Path, cpus_per_node: int = 1):
         self.root = Path(root)
         self.cpus = cpus_per_node
-        self.gcs_port, self.dashboard_port = free_port(), free_port()
+        self.gcs_port, self.dashboard_port, self.client_port = free_port(), free_port(), free_port()
         self.env = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}
         self.env.update(
             RAY_AUTH_MODE="token",
@@ -65,7 +65,7 @@ class LocalCluster:
             f"--port={self.gcs_port}",
             f"--dashboard-port={self.dashboard_port}",
             "--dashboard-host=127.0.0.1",
-            f"--ray-client-server-port={free_port()}",
+            f"--ray-client-server-port={self.client_port}",
         )
         self._wait_for_port(self.gcs_port, timeout)
         self._ray_start("worker", f"--address={self.address}")
@@ -78,7 +78,7 @@ class LocalCluster:
         temp_dir = tempfile.mkdtemp(prefix=f"ray-{name}-", dir="/tmp")
         self.temp_dirs.append(temp_dir)
         # Worker ports below Linux's ephemeral range (32768 and up), where free_port() picks: no clash with them.
-        workers = 20000 + 1000 * len(self.processes) + (os.getpid() % 10) * 2000
+        workers = 10000 + 1000 * len(self.processes) + (os.getpid() % 10) * 2000
         command = [
             str(BIN / "ray"),
             "start",

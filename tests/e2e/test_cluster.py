@@ -73,15 +73,15 @@ def ok(done: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
 # -- a compiled script on two nodes ------------------------------------------------------------------------------
 
 
-def test_compiled_script_trains_on_two_nodes(cluster, tmp_path):
+@pytest.mark.parametrize("via", ["gcs", "ray-client"])
+def test_compiled_script_trains_on_two_nodes(cluster, tmp_path, via):
     record = tmp_path / "where.jsonl"
     spec = project(tmp_path, spec_text("two-nodes", record))
     ok(cluster.run(sys.executable, "-m", "specc", "compile", spec, "-o", "build/two_nodes.py", cwd=tmp_path))
+    address = cluster.address if via == "gcs" else f"ray://127.0.0.1:{cluster.client_port}"
 
     done = ok(
-        cluster.run(
-            sys.executable, "build/two_nodes.py", "--address", cluster.address, "--storage-path", "runs", cwd=tmp_path
-        )
+        cluster.run(sys.executable, "build/two_nodes.py", "--address", address, "--storage-path", "runs", cwd=tmp_path)
     )
 
     built = records(record)
