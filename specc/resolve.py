@@ -28,7 +28,7 @@ class Plan:
     spec_file: str  # as the user named it, relative to the working directory when below it
     spec_sha256: str
     spec_dir: str  # relative to the script's directory (custom factories are imported from there)
-    working_dir: str  # shipped to a cluster's nodes; relative to the script's directory
+    working_dir: str | None  # shipped to a cluster's nodes, relative to the script's directory; None: not needed
     excludes: list[str]  # what stays behind (Ray's patterns, relative to working_dir)
     spec_dir_in_working_dir: str  # where custom factories are found on a node
     config: dict  # the CONFIG literal: resolved model, dataset and training sections
@@ -63,7 +63,9 @@ def plan(experiment: Experiment, script_dir: str | None = None) -> Plan:
         spec_file=spec_file,
         spec_sha256=spec_hash(experiment),
         spec_dir=spec_dir,
-        working_dir=os.path.relpath(shipping.working_dir(experiment, spec_file), here),
+        working_dir=os.path.relpath(shipping.working_dir(experiment, spec_file), here)
+        if shipping.needs_working_dir(experiment)
+        else None,
         excludes=shipping.excludes(experiment, spec_file),
         spec_dir_in_working_dir=shipping.spec_dir_in_working_dir(experiment, spec_file),
         config=_config(experiment, spec_dir),

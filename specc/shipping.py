@@ -1,7 +1,8 @@
 """What travels with a job to a Ray cluster: the working directory, what stays behind, and how much that is.
 
 The working directory is the spec's directory unless `cluster.working_dir` names another (relative to the
-spec); custom factory modules and data files below it reach every node, where Ray puts it on the workers'
+spec), shipped when the job needs it (needs_working_dir); custom factory modules and data files below it reach
+every node, where Ray puts it on the workers'
 PYTHONPATH and makes it their current directory. Left behind: `.git`, virtualenvs and caches always; by
 default also the run storage path and torchvision data roots (image sets belong on every node's disk or on
 shared storage), or instead of those the spec's `cluster.excludes`. Patterns are Ray's (gitignore syntax,
@@ -35,6 +36,15 @@ RAY_UPLOAD_LIMIT = 512 * 1024 * 1024  # Ray's GCS_STORAGE_MAX_SIZE (its gRPC mes
 
 def spec_dir(spec_file: str) -> str:
     return os.path.dirname(os.path.abspath(spec_file))
+
+
+def needs_working_dir(experiment: Experiment) -> bool:
+    """Whether the job reads anything from the spec's side: a custom factory module, a data file named by a
+    relative path, or a working directory the spec names itself. Otherwise nothing of it is shipped."""
+    if experiment.cluster.working_dir is not None or "custom" in (experiment.model.type, experiment.dataset.type):
+        return True
+    path = getattr(experiment.dataset, "path", None)
+    return bool(path) and "://" not in path and not os.path.isabs(path)
 
 
 def working_dir(experiment: Experiment, spec_file: str) -> str:

@@ -1,10 +1,11 @@
 """`specc submit` and `specc jobs`: the compiled script as a Ray Job on a cluster, through Ray's JobSubmissionClient.
 
 What travels: the job's working directory (the spec's directory, or cluster.working_dir, less what shipping.py
-leaves behind) with the compiled script at its top, so that the script finds the spec's directory, data paths
-and custom factories where `specc compile` would put them. The directory is not copied: a temporary directory
-of links to its entries, plus the script, is what Ray zips and uploads. The job's runtime_env also carries the
-spec's runtime_env (env_vars, pip, ...); inside the job the script adds only what the job leaves unset.
+leaves behind; nothing of it when the job needs nothing from there) with the compiled script at its top, so
+that the script finds the spec's directory, data paths and custom factories where `specc compile` would put
+them. The directory is not copied: a temporary directory of links to its entries, plus the script, is what Ray
+zips and uploads. The job's runtime_env also carries the spec's runtime_env (env_vars, pip, ...); inside the
+job the script adds only what the job leaves unset.
 
 Token auth, as Ray's own clients do: RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH (or ~/.ray/auth_token) when the
 cluster asks for one (Ray's JobSubmissionClient reads them).
@@ -19,7 +20,7 @@ import socket
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlparse
 
 from specc import shipping
@@ -114,15 +115,11 @@ def submit(
     raw = getattr(experiment, "_raw", None)
     spec_file = raw.file if raw else f"{experiment.name}.yaml"
     root = shipping.working_dir(experiment, spec_file)
-    excludes = shipping.excludes(experiment, spec_file)
+    shipped = shipping.needs_working_dir(experiment)  # else the job's working directory is the script alone
     storage = storage_for_job(experiment, storage_path)
+    excludes = shipping.excludes(experiment, spec_file)
     below = shipping.anchored(storage, root) if "://" not in storage else None
     excludes += [below] if below else []
-    package = shipping.measure(root, excludes)
-    problem = shipping.size_problem(package, spec_file)
-    if problem:
-        raise SpecError([problem])
-
     url = dashboard_address(address)
     jobs = client(url)
     script = script_name(experiment, root)
@@ -130,10 +127,6 @@ def submit(
     flags = ["--storage-path", storage, *(["--smoke"] if smoke else []), *(["--resume"] if resume else [])]
     flags += ["--force"] if force else []
     entrypoint = shlex.join([python, script, *flags])
-    runtime_env = {
-        **_spec_runtime_env(experiment),
-        "excludes": excludes,
-    }
     identifier = job_id or submission_id(experiment)
     metadata = {
         "specc.spec": os.path.abspath(spec_file),
@@ -141,17 +134,17 @@ def submit(
         "specc.spec_sha256": spec_hash(experiment),
     }
     with tempfile.TemporaryDirectory(prefix="specc-job-") as staged:
-        for entry in os.listdir(root):  # links, not copies: Ray reads through them when it zips the directory
+        for entry in os.listdir(root) if shipped else ():  # links, not copies: Ray reads through them as it zips
             os.symlink(os.path.join(root, entry), os.path.join(staged, entry))
         with open(os.path.join(staged, script), "w", encoding="utf-8") as out:
             out.write(source)
+        package = replace(shipping.measure(staged, excludes), root=root if shipped else f"{script} alone")
+        problem = shipping.size_problem(package, spec_file)
+        if problem:
+            raise SpecError([problem])
+        runtime_env = {**_spec_runtime_env(experiment), "working_dir": staged, "excludes": excludes}
         try:
-            jobs.submit_job(
-                entrypoint=entrypoint,
-                submission_id=identifier,
-                runtime_env={**runtime_env, "working_dir": staged},
-                metadata=metadata,
-            )
+            jobs.submit_job(entrypoint=entrypoint, submission_id=identifier, runtime_env=runtime_env, metadata=metadata)
         except (RuntimeError, ValueError) as error:
             raise SpecError([Problem("E404", f"the cluster at {url} refused the job: {error}", spec_file)]) from None
     return Submitted(identifier, url, entrypoint, storage, package)

@@ -187,9 +187,8 @@ def test_submitted_job_imports_the_factory_shipped_with_it(submitted):
     for line in built:
         assert SHIPPED in line["file"] and line["file"].endswith("/factories/e2e_where.py"), line
     shipped = done.stderr.split("shipped:", 1)[1].splitlines()[0]
-    assert (
-        str(root) in shipped and "3 files" in shipped
-    )  # specs/spec.yaml, factories/{__init__,e2e_where}.py; not runs/
+    # specs/spec.yaml, factories/__init__.py, factories/e2e_where.py and the script; not runs/
+    assert str(root) in shipped and "4 files" in shipped
 
 
 def test_jobs_status_logs_and_list(submitted, cluster):

@@ -428,8 +428,8 @@ def joins_cluster(address):
 
 def job_runtime_env(address, storage_path):
     """RUNTIME_ENV; joining a cluster, also WORKING_DIR for every node (less EXCLUDES and the run storage path
-    when it lies below), which Ray makes each worker's current directory and puts on its PYTHONPATH. In a Ray
-    Job (`specc submit`, `ray job submit`) the job's runtime_env is in force: only what it leaves unset is added."""
+    when it lies below), which Ray unpacks there and puts on the workers' PYTHONPATH. In a Ray Job (`specc submit`,
+    `ray job submit`) the job's runtime_env is in force: only what it leaves unset is added."""
     runtime_env = dict(RUNTIME_ENV)
     job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}")).get("runtime_env") or {}
     if joins_cluster(address) and "working_dir" not in job:

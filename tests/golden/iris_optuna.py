@@ -65,21 +65,7 @@ RUN_NAME = "iris-optuna"
 STORAGE_PATH = "./runs"
 METRIC, MODE = "val_accuracy", "max"  # tune.metric, tune.mode
 REPORTED = ["epoch", "train_loss", "val_loss", "val_accuracy"]  # what each epoch reports
-HERE = os.path.dirname(os.path.abspath(__file__))  # relative paths below start here
-# Joining a cluster, the job's code travels with it (cluster.working_dir, less cluster.excludes): see job_runtime_env.
-WORKING_DIR = "../specs"
-EXCLUDES = [
-    ".git",
-    "__pycache__",
-    "*.pyc",
-    ".venv",
-    "venv",
-    ".tox",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".ipynb_checkpoints",
-]
+WORKING_DIR = None  # the job needs nothing from the spec's directory on a cluster: nothing is shipped
 RUNTIME_ENV = {}  # cluster.runtime_env
 
 
@@ -598,15 +584,10 @@ def joins_cluster(address):
 
 
 def job_runtime_env(address, storage_path):
-    """RUNTIME_ENV; joining a cluster, also WORKING_DIR for every node (less EXCLUDES and the run storage path
-    when it lies below), which Ray makes each worker's current directory and puts on its PYTHONPATH. In a Ray
-    Job (`specc submit`, `ray job submit`) the job's runtime_env is in force: only what it leaves unset is added."""
+    """RUNTIME_ENV. In a Ray Job (`specc submit`, `ray job submit`) the job's runtime_env is in force: only what it
+    leaves unset is added."""
     runtime_env = dict(RUNTIME_ENV)
     job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}")).get("runtime_env") or {}
-    if joins_cluster(address) and "working_dir" not in job:
-        root = os.path.normpath(os.path.join(HERE, WORKING_DIR))
-        below = ".." if "://" in storage_path else os.path.relpath(storage_path, root)
-        runtime_env.update(working_dir=root, excludes=EXCLUDES + ([] if below.startswith("..") else ["/" + below]))
     env_vars = {
         name: value for name, value in runtime_env.pop("env_vars", {}).items() if name not in job.get("env_vars", {})
     }

@@ -204,3 +204,16 @@ def test_the_script_name_never_overwrites_a_file_of_the_project(tmp_path, projec
     assert submit.script_name(experiment, str(tmp_path)) == "specc_job_shipped.py"
     (tmp_path / "specc_job_shipped.py").write_text("mine")
     assert submit.script_name(experiment, str(tmp_path)) == "specc_job_shipped_2.py"
+
+
+def test_a_job_that_needs_nothing_from_the_spec_directory_ships_nothing(tmp_path):
+    spec = tmp_path / "plain.yaml"
+    spec.write_text("specc: 1\nname: plain\nframework: torch\nmodel: {type: mlp}\ndataset: {type: digits}\n"
+                    "training: {epochs: 1}\n", encoding="utf-8")  # fmt: skip
+    module = script(spec)
+    assert module.WORKING_DIR is None
+    assert module.job_runtime_env("10.0.0.1:6379", str(tmp_path / "runs")) == {}
+    csv = tmp_path / "csv.yaml"
+    csv.write_text(spec.read_text().replace("{type: digits}", "{type: csv, path: rows.csv, features: [a], label: b}"))
+    assert shipping.needs_working_dir(api.load(csv))  # a data file beside the spec travels with the job
+    assert not shipping.needs_working_dir(api.load(csv, ["dataset.path=s3://bucket/rows.csv"]))
