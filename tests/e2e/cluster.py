@@ -35,7 +35,8 @@ class LocalCluster:
     """start() a head and a worker node; `env` is what a client needs (token, PATH, no RAY_ADDRESS)."""
 
     def __init__(self, root: Path, cpus_per_node: int = 1):
-        self.root = Path(root)
+        self.root = Path(root)  # the nodes' logs
+        self.root.mkdir(parents=True, exist_ok=True)
         self.cpus = cpus_per_node
         self.gcs_port, self.dashboard_port, self.client_port = free_port(), free_port(), free_port()
         self.env = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}
