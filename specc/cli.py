@@ -115,6 +115,15 @@ def build_parser() -> argparse.ArgumentParser:
     _dashboard(jobs)
     jobs.add_argument("--follow", action="store_true", help="logs: follow until the job ends")
 
+    init = commands.add_parser("init", help="write a commented starter spec that validates and runs as written")
+    init.add_argument("name", metavar="NAME", help="the experiment's name; the file is NAME.yaml")
+    init.add_argument(
+        "-o", "--output", metavar="PATH", help="the file (or a directory for NAME.yaml); default ./NAME.yaml"
+    )
+    init.add_argument("--framework", choices=("torch", "tensorflow"), default="torch")
+    init.add_argument("--with-tune", action="store_true", help="add a Tune search (ASHA) over lr and width")
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+
     plan = commands.add_parser("plan", help="trials, resources and fit, scheduler rungs, budget, first configs")
     plan.add_argument("spec", metavar="SPEC")
     plan.add_argument("--configs", type=int, default=5, metavar="N", help="sampled configs to show (default 5)")
@@ -344,6 +353,15 @@ def cmd_jobs(args) -> int:
     return Exit.OK
 
 
+def cmd_init(args) -> int:
+    from specc.init import write_starter
+
+    path = write_starter(args.name, args.output, args.framework, args.with_tune, args.force)
+    print(path)
+    print(f"next: specc run {path} --smoke", file=sys.stderr)
+    return Exit.OK
+
+
 def cmd_results(args) -> int:
     from specc.results import read_run, render
 
@@ -362,4 +380,5 @@ COMMANDS = {
     "results": cmd_results,
     "submit": cmd_submit,
     "jobs": cmd_jobs,
+    "init": cmd_init,
 }
