@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,16 +96,34 @@ def validate(paths, overrides: tuple[str, ...] | list[str] = ()) -> list[Problem
     return [problem for report in validate_files(paths, overrides) for problem in report.problems]
 
 
-def validate_files(paths, overrides: tuple[str, ...] | list[str] = ()) -> list[FileReport]:
-    """One report per spec file, problems only: the experiments are not kept, so memory stays flat."""
+def validate_files(
+    paths, overrides: tuple[str, ...] | list[str] = (), *, skip_non_specs: bool = False
+) -> list[FileReport]:
+    """One report per spec file, problems only: the experiments are not kept, so memory stays flat.
+    `skip_non_specs`: leave out YAML files that are not specs (no top-level `specc:` key), as a hook given every
+    changed YAML file of a repository must."""
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
     reports = []
     for file in spec_files(paths):
+        if skip_non_specs and not looks_like_spec(file):
+            continue
         report = check_file(file, overrides)
         report.experiment = None
         reports.append(report)
     return reports
+
+
+TOP_LEVEL_SPECC = re.compile(rb"^specc\s*:", re.MULTILINE)
+
+
+def looks_like_spec(path: str) -> bool:
+    """Whether a file has a top-level `specc:` key (specs start with one; other YAML does not)."""
+    try:
+        with open(path, "rb") as handle:
+            return TOP_LEVEL_SPECC.search(handle.read(1 << 20)) is not None
+    except OSError:
+        return True  # let validate say what is wrong with it
 
 
 def spec_files(paths) -> list[str]:

@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("paths", nargs="+", metavar="PATH", help="spec files, directories (recursive) or globs")
     validate.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text")
     validate.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    validate.add_argument(
+        "--skip-non-specs", action="store_true", help="leave out YAML files with no top-level `specc:` key (hooks)"
+    )
     _overrides(validate)
 
     show = commands.add_parser("show", help="print the resolved spec with every default filled in")
@@ -72,6 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
     compile_.add_argument("--check", action="store_true", help="exit 1 when OUT differs from what SPEC compiles to")
     _templates(compile_)
     _overrides(compile_)
+
+    stale = commands.add_parser(
+        "check-compiled", help="exit 1 when a committed compiled script differs from what its spec compiles to"
+    )
+    stale.add_argument(
+        "paths", nargs="*", metavar="SCRIPT", help="scripts to check (default: every Python file git tracks)"
+    )
+    _templates(stale)
 
     diff = commands.add_parser("diff", help="the unified diff of two specs' compiled scripts")
     diff.add_argument("old", metavar="A")
@@ -167,7 +178,7 @@ def cmd_validate(args) -> int:
     from specc import api
     from specc.output import render
 
-    reports = api.validate_files(args.paths, args.overrides)
+    reports = api.validate_files(args.paths, args.overrides, skip_non_specs=args.skip_non_specs)
     problems = [problem for report in reports for problem in report.problems]
     sys.stdout.write(render(problems, args.format, _color(sys.stdout)))
     sys.stdout.flush()
@@ -237,6 +248,16 @@ def cmd_compile(args) -> int:
     return Exit.OK
 
 
+def cmd_check_compiled(args) -> int:
+    from specc.stale import check
+
+    count, findings = check(args.paths or None, args.templates)
+    for finding in findings:
+        print(finding, file=sys.stderr)
+    print(f"{count} compiled script{'s' * (count != 1)}, {len(findings)} out of date", file=sys.stderr)
+    return Exit.PROBLEMS if findings else Exit.OK
+
+
 def cmd_diff(args) -> int:
     import difflib
 
@@ -262,6 +283,14 @@ def cmd_plan(args) -> int:
     return Exit.OK
 
 
+def _needs_ray(command: str) -> None:
+    """Running needs the `run` extra (Ray, torch, TensorFlow, ...), which a plain `pip install specc` leaves out."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise UsageError(f"{command} needs Ray and the training frameworks: pip install 'specc[run]'")
+
+
 def cmd_run(args) -> int:
     from specc import api
 
@@ -270,6 +299,7 @@ def cmd_run(args) -> int:
         api.compile(experiment, templates=args.templates)
         sys.stdout.write(api.describe_plan(experiment))
         return Exit.OK
+    _needs_ray("specc run")
     from specc.execute import run
 
     result = run(
@@ -292,6 +322,7 @@ def cmd_submit(args) -> int:
     from specc import api, submit
 
     experiment = api.load(args.spec, args.overrides)
+    _needs_ray("specc submit")
     done = submit.submit(
         experiment,
         address=args.address,
@@ -334,6 +365,7 @@ def _follow(address: str, job_id: str) -> int:
 def cmd_jobs(args) -> int:
     from specc import submit
 
+    _needs_ray("specc jobs")
     address = submit.dashboard_address(args.address)
     if args.action != "list" and not args.job_id:
         raise UsageError(f"jobs {args.action} needs the job's submission id")
@@ -381,4 +413,5 @@ COMMANDS = {
     "submit": cmd_submit,
     "jobs": cmd_jobs,
     "init": cmd_init,
+    "check-compiled": cmd_check_compiled,
 }

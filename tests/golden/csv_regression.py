@@ -36,7 +36,7 @@ CONFIG = {
         "loader": "ray_data",
         "task": "regression",
         "num_classes": None,
-        "path": "../specs/data/rows.csv",
+        "path": "../../specs/data/rows.csv",
         "features": ["area_m2", "rooms", "age_years", "distance_km"],
         "label": "price_k",
         "type": "csv",
@@ -64,7 +64,7 @@ RUN_NAME = "csv-regression"
 STORAGE_PATH = "./runs"
 HERE = os.path.dirname(os.path.abspath(__file__))  # relative paths below start here
 # Joining a cluster, the job's code travels with it (cluster.working_dir, less cluster.excludes): see job_runtime_env.
-WORKING_DIR = "../specs"
+WORKING_DIR = "../../specs"
 EXCLUDES = [
     ".git",
     "__pycache__",

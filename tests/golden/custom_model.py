@@ -59,9 +59,9 @@ CONFIG = {
 RUN_NAME = "custom-model"
 STORAGE_PATH = "./runs"
 HERE = os.path.dirname(os.path.abspath(__file__))  # relative paths below start here
-SPEC_DIR = "../specs"  # custom factories are imported from here (relative to this script)
+SPEC_DIR = "../../specs"  # custom factories are imported from here (relative to this script)
 # Joining a cluster, the job's code travels with it (cluster.working_dir, less cluster.excludes): see job_runtime_env.
-WORKING_DIR = "../specs"
+WORKING_DIR = "../../specs"
 EXCLUDES = [
     ".git",
     "__pycache__",

@@ -36,7 +36,7 @@ CONFIG = {
         "loader": "torch_dataloader",
         "type": "torchvision",
         "name": "FashionMNIST",
-        "root": "../specs/data",
+        "root": "../../specs/data",
         "download": False,
         "resize": None,
         "normalize": {"mean": [0.286], "std": [0.353]},

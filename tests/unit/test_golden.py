@@ -41,9 +41,10 @@ TRAIN_ONLY_TORCH = [spec for spec in SPECS if _train_only_torch(spec)]  # what t
 
 
 def compile_spec(spec: str) -> str:
-    """The script `specc compile SPEC` writes (to build/<stem>.py), compiled from the repo root."""
+    """The script `specc compile SPEC -o tests/golden/<stem>.py` writes, compiled from the repo root: each golden
+    is a compiled script committed for review, which `specc check-compiled` (and its pre-commit hook) checks."""
     with contextlib.chdir(ROOT):
-        return api.compile(api.load(spec), output=f"build/{Path(spec).stem}.py")
+        return api.compile(api.load(spec), output=f"tests/golden/{Path(spec).stem}.py")
 
 
 @functools.cache
@@ -164,7 +165,7 @@ from specc.errors import UsageError
 out = {}
 for spec in json.loads(sys.argv[1]):
     try:
-        out[spec] = api.compile(api.load(spec), output=f"build/{Path(spec).stem}.py")
+        out[spec] = api.compile(api.load(spec), output=f"tests/golden/{Path(spec).stem}.py")
     except UsageError as error:
         out[spec] = f"UsageError: {error}"
 sys.stdout.write(json.dumps(out))
@@ -289,7 +290,7 @@ def test_the_new_examples_exercise_their_code_paths():
     regression = golden_text("synthetic_regression_mae")
     assert "nn.L1Loss()" in regression and '"val_mse"' in regression and '"val_mae"' in regression
     custom = golden_text("custom_model")
-    assert 'SPEC_DIR = "../specs"' in custom  # relative to the script, compiled into build/
+    assert 'SPEC_DIR = "../../specs"' in custom  # relative to the script, compiled into tests/golden/
     assert '"factory": "factories.tiny_models:make"' in custom
     assert "datasets=datasets" in golden_text("digits_ray_data")
     assert '"num_workers": 0,\n        "use_gpu": False,' in golden_text("iris_local")
