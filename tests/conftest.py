@@ -9,6 +9,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+pytest_plugins = ["pytester"]  # tests/unit/test_pytest_plugin.py runs pytest with specc's plugin
+
 
 def pytest_configure(config):
     """The suite runs torch and TensorFlow specs in this one process (in-process `specc run`, local mode).
