@@ -97,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--address", help="Ray cluster address (default: the spec's cluster.address, else a local Ray)")
     run.add_argument("--storage-path", help="where run directories go (default: the spec's run.storage_path)")
     run.add_argument("--dry-run", action="store_true", help="validate, compile and print the plan; start nothing")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress output from Ray: the summary only")
     _templates(run)
     _overrides(run)
 
@@ -144,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     results = commands.add_parser("results", help="a finished run's table of trials (or epochs) and its best trial")
     results.add_argument("run_dir", metavar="RUN_DIR", help="the run directory, <run.storage_path>/<run.name>")
     results.add_argument("--format", choices=("text", "csv", "json"), default="text")
+
+    completion = commands.add_parser("completion", help="print a shell completion script (bash, zsh or tcsh)")
+    completion.add_argument("shell", choices=("bash", "zsh", "tcsh"))
 
     schema = commands.add_parser("schema", help="write the JSON Schema of the spec format")
     schema.add_argument(
@@ -300,8 +304,11 @@ def cmd_run(args) -> int:
         sys.stdout.write(api.describe_plan(experiment))
         return Exit.OK
     _needs_ray("specc run")
+    import time
+
     from specc.execute import run
 
+    started = time.monotonic()
     result = run(
         experiment,
         smoke=args.smoke,
@@ -310,11 +317,22 @@ def cmd_run(args) -> int:
         address=args.address,
         storage_path=args.storage_path,
         templates=args.templates,
-    )  # the script prints its own summary; a search also gets the table of its trials
-    if experiment.tune is not None and "://" not in result.run_dir:
-        from specc.results import format_text, read_run
+        quiet=args.quiet,
+        echo=False,
+    )
+    seconds = time.monotonic() - started
+    if "://" in result.run_dir:  # results in remote storage: what the run returned
+        print(
+            f"{experiment.run.name}: {result.metrics}\nrun directory: {result.run_dir}\ncheckpoint: {result.checkpoint}"
+        )
+        return Exit.OK
+    from specc.results import format_text, read_run
+    from specc.summary import summary
 
-        sys.stdout.write("\n" + format_text(read_run(result.run_dir), max_rows=20))
+    results = read_run(result.run_dir)
+    if experiment.tune is not None and not args.quiet:
+        sys.stdout.write("\n" + format_text(results, max_rows=20))
+    sys.stdout.write("\n" + summary(results, seconds, _color(sys.stdout)))
     return Exit.OK
 
 
@@ -394,6 +412,14 @@ def cmd_init(args) -> int:
     return Exit.OK
 
 
+def cmd_completion(args) -> int:
+    """The completion script for `args.shell`, from this very parser: e.g. `eval "$(specc completion bash)"`."""
+    import shtab
+
+    sys.stdout.write(shtab.complete(build_parser(), shell=args.shell))
+    return Exit.OK
+
+
 def cmd_results(args) -> int:
     from specc.results import read_run, render
 
@@ -414,4 +440,5 @@ COMMANDS = {
     "jobs": cmd_jobs,
     "init": cmd_init,
     "check-compiled": cmd_check_compiled,
+    "completion": cmd_completion,
 }

@@ -35,6 +35,8 @@ def run(
     address: str | None = None,
     storage_path: str | None = None,
     templates=None,
+    quiet: bool = False,
+    echo: bool = True,
 ) -> RunResult:
     from specc import api
 
@@ -46,6 +48,7 @@ def run(
     exec(compile(source, module.__file__, "exec"), module.__dict__)
 
     argv = [*(["--smoke"] if smoke else []), *(["--resume"] if resume else []), *(["--force"] if force else [])]
+    argv += ["--quiet"] if quiet else []
     argv += [*(["--address", address] if address else []), *(["--storage-path", storage_path] if storage_path else [])]
     artefacts = {"script.py": source, "spec.resolved.yaml": module.RESOLVED_SPEC}
     spec_file = getattr(getattr(experiment, "_raw", None), "file", None)
@@ -54,9 +57,9 @@ def run(
     storage = storage if "://" in storage else os.path.abspath(storage)
     if not ray_is_up() and module.joins_cluster(address) and getattr(module, "WORKING_DIR", None):
         _check_shipment(module, storage, spec_file)
-    started = _start_ray(module, address, storage, spec_file)
+    started = _start_ray(module, address, storage, spec_file, quiet)
     try:
-        summary = module.main(argv, artefacts=artefacts)
+        summary = module.main(argv, artefacts=artefacts, echo=echo)
     except SystemExit as stop:
         if isinstance(stop.code, str):  # the script's own refusal, e.g. an existing run without --resume
             raise SpecError([Problem("E401", stop.code, spec_file)]) from None
@@ -100,9 +103,9 @@ def _check_shipment(module, storage: str, spec_file: str | None) -> None:
         raise SpecError([problem])
 
 
-def _start_ray(module, address: str | None, storage: str, spec_file: str | None) -> bool:
+def _start_ray(module, address: str | None, storage: str, spec_file: str | None, quiet: bool = False) -> bool:
     """Ray is started (or joined) here, so that a cluster that cannot be reached is a problem, not a traceback."""
     try:
-        return module.start_ray(address, storage)
+        return module.start_ray(address, storage, quiet)
     except SystemExit as stop:
         raise SpecError([Problem("E402", str(stop.code), spec_file)]) from None

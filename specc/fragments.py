@@ -39,7 +39,21 @@ METRIC_SUMS = {
     "mse": "((outputs - yb) ** 2).sum()",
     "mae": "(outputs - yb).abs().sum()",
 }
-STDLIB = {"argparse", "bisect", "copy", "csv", "importlib", "io", "itertools", "json", "math", "os", "socket", "sys"}
+STDLIB = {
+    "argparse",
+    "bisect",
+    "copy",
+    "csv",
+    "importlib",
+    "io",
+    "itertools",
+    "json",
+    "logging",
+    "math",
+    "os",
+    "socket",
+    "sys",
+}
 STDLIB |= {"tempfile"}
 # run.resume -> Tuner.restore's arguments (never: check_resumable refuses before Tune is asked)
 RESTORE = {
@@ -123,7 +137,7 @@ def _shape_sentence(plan: Plan) -> str:
 
 def _imports(plan: Plan) -> list[str]:
     """The script's imports, grouped and sorted as isort (ruff's I rules) wants them."""
-    modules = {"argparse", "json", "os", "socket", "tempfile", "numpy as np", "pyarrow.fs", "ray"}
+    modules = {"argparse", "json", "logging", "os", "socket", "tempfile", "numpy as np", "pyarrow.fs", "ray"}
     torch = plan.experiment.framework == "torch"
     if not torch:
         modules |= tensorflow_modules(plan)

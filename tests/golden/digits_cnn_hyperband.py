@@ -17,6 +17,7 @@ import copy
 import csv
 import io
 import json
+import logging
 import os
 import socket
 import tempfile
@@ -313,14 +314,15 @@ def make_scheduler():
     )
 
 
-def main(argv=None, artefacts=None):
-    """Runs the search; `artefacts` (file name -> text) are written into the run directory first."""
+def main(argv=None, artefacts=None, echo=True):
+    """Runs the search; `artefacts` (file name -> text) are written into the run directory first; `echo`: print
+    the outcome (specc run prints its own summary instead)."""
     args = parse_args(argv)
     config, scaling = prepare(args)
     storage_path, run_dir = run_location(args)
     check_resumable(run_dir, args.resume, args.force)
 
-    started = start_ray(args.address, storage_path)
+    started = start_ray(args.address, storage_path, args.quiet)
     try:
         per_trial = worker_resources(scaling)
         how_many_fit(per_trial, "trial")
@@ -351,16 +353,18 @@ def main(argv=None, artefacts=None):
                         num_to_keep=2, checkpoint_score_attribute="val_accuracy", checkpoint_score_order="max"
                     ),
                     failure_config=tune.FailureConfig(max_failures=0),
+                    verbose=0 if args.quiet else None,
                 ),
             )
         summary = write_results(run_dir, tuner.fit(), config)
     finally:
         if started:
             ray.shutdown()
-    print(f"{RUN_NAME}: best trial {summary['trial_id']}: {summary['metrics']}")
-    print(f"config: {summary['config']}")
-    print(f"run directory: {run_dir}")
-    print(f"checkpoint: {summary['checkpoint']}")
+    if echo:
+        print(f"{RUN_NAME}: best trial {summary['trial_id']}: {summary['metrics']}")
+        print(f"config: {summary['config']}")
+        print(f"run directory: {run_dir}")
+        print(f"checkpoint: {summary['checkpoint']}")
     return summary
 
 
@@ -463,6 +467,7 @@ def parse_args(argv):
     parser.add_argument(
         "--force", action="store_true", help="with --resume: even if the spec changed since the run began"
     )
+    parser.add_argument("--quiet", action="store_true", help="no progress output from Ray: the final summary only")
     parser.add_argument("--smoke", action="store_true", help="1 trial, 1 epoch, a few batches, at most 2 workers, CPU")
     return parser.parse_args(argv)
 
@@ -514,7 +519,7 @@ def check_resumable(run_dir, resume, force):
             )
 
 
-def start_ray(address, storage_path):
+def start_ray(address, storage_path, quiet=False):
     """Starts a local Ray (address None) or joins the cluster at `address`; returns whether it started one.
     An address where nothing listens is refused within seconds (ray.init itself would retry for minutes)."""
     if ray.is_initialized():
@@ -527,12 +532,17 @@ def start_ray(address, storage_path):
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
     runtime_env = job_runtime_env(address, storage_path)
     try:
-        ray.init(address=address, runtime_env=runtime_env, include_dashboard=False)
+        ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, **quiet_ray(quiet))
     except ConnectionError as error:
         raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
     except ValueError as error:  # a runtime_env Ray refuses, e.g. a working directory larger than it uploads
         raise SystemExit(f"cannot start the job on {address or 'a local Ray'}: {error}") from None
     return True
+
+
+def quiet_ray(quiet):
+    """ray.init's arguments for --quiet: Ray's own messages at warning level, workers' output not forwarded."""
+    return {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}
 
 
 def joins_cluster(address):

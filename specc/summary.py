@@ -1,0 +1,43 @@
+"""The one screen `specc run` ends with: what was best, its metrics, and where the artefacts are."""
+
+from __future__ import annotations
+
+import os
+
+from specc.results import RunResults
+
+ARTEFACTS = ("results.csv", "best.json", "best.yaml", "script.py", "spec.resolved.yaml")
+
+
+def summary(results: RunResults, seconds: float, color: bool = False) -> str:
+    bold = (lambda text: f"\033[1m{text}\033[0m") if color else (lambda text: text)
+    name = os.path.basename(results.run_dir.rstrip("/"))
+    lines = [bold(f"{name}: done in {seconds:.1f} s"), ""]
+    best = results.best
+    metrics = {key: value for key, value in (best.get("metrics") or {}).items() if key != "epoch"}
+    shown = ", ".join(f"{key} {_number(value)}" for key, value in metrics.items())
+    if results.kind == "tune":
+        statuses: dict[str, int] = {}
+        for row in results.rows:
+            statuses[str(row.get("status"))] = statuses.get(str(row.get("status")), 0) + 1
+        counts = ", ".join(f"{count} {status}" for status, count in sorted(statuses.items()))
+        lines.append(f"  trials      {len(results.rows)} ({counts})")
+        if best.get("trial_id"):
+            config = ", ".join(f"{key}={_number(value)}" for key, value in (best.get("config") or {}).items())
+            lines.append(f"  best trial  {best['trial_id']}" + (f" ({config})" if config else ""))
+    elif best.get("metrics"):
+        lines.append(
+            f"  best epoch  {best['metrics'].get('epoch')}" + (f" by {results.metric}" if results.metric else "")
+        )
+    if shown:
+        lines.append(f"  metrics     {shown}")
+    there = [name for name in ARTEFACTS if os.path.exists(os.path.join(results.run_dir, name))]
+    lines.append(f"  run dir     {results.run_dir}" + (f" ({', '.join(there)})" if there else ""))
+    if best.get("checkpoint"):
+        lines.append(f"  checkpoint  {best['checkpoint']}")
+    lines.append(f"  more        specc results {results.run_dir}")
+    return "\n".join(lines) + "\n"
+
+
+def _number(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)

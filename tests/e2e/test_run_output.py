@@ -1,0 +1,41 @@
+"""What `specc run` shows a person (issue 7): Ray's progress, then one screen that says what was best and where
+the artefacts are; with --quiet, that screen alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import specc_cli
+
+pytestmark = pytest.mark.slow
+
+SPEC = """\
+specc: 1
+name: shown
+framework: torch
+model: {type: mlp, hidden_sizes: [16]}
+dataset: {type: iris, batch_size: 16}
+training: {epochs: 2, metrics: [accuracy], checkpoint_every: 1}
+scaling: {num_workers: 1}
+run: {checkpoint_score: {metric: val_accuracy, mode: max}}
+"""
+
+
+@pytest.mark.parametrize("quiet", [False, True], ids=["progress", "quiet"])
+def test_run_ends_with_a_summary(tmp_path, spec_file, quiet):
+    spec = spec_file(SPEC)
+    storage = tmp_path / "runs"
+
+    done = specc_cli("run", spec, "--storage-path", storage, *(["--quiet"] if quiet else []), cwd=tmp_path, timeout=240)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout.strip().splitlines()
+    assert out[-7].startswith("shown: done in ") and out[-6] == ""
+    assert out[-5].startswith("  best epoch  ") and out[-5].endswith(" by val_accuracy")
+    assert out[-4].startswith("  metrics     train_loss ")
+    assert out[-3] == f"  run dir     {storage / 'shown'} (results.csv, best.json, script.py, spec.resolved.yaml)"
+    assert out[-2].startswith(f"  checkpoint  {storage / 'shown'}/checkpoint_")
+    assert out[-1] == f"  more        specc results {storage / 'shown'}"
+    assert "\033[" not in done.stdout  # not a terminal: no colour
+    worker_lines = "Reporting training result" in done.stdout + done.stderr
+    assert worker_lines is not quiet  # progress from the Train worker, unless --quiet

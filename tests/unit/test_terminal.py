@@ -1,0 +1,96 @@
+"""The terminal: the one-screen summary `specc run` ends with, colour only where it belongs (a terminal, no
+NO_COLOR), and shell completion from the CLI's own parser (shtab)."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+
+import pytest
+
+from specc import cli
+from specc.results import read_run
+from specc.summary import summary
+
+
+def write_run(directory, rows: str, best: dict):
+    directory.mkdir(parents=True)
+    (directory / "results.csv").write_text(rows)
+    (directory / "best.json").write_text(json.dumps(best))
+    (directory / "script.py").write_text("")
+    return read_run(directory)
+
+
+def test_a_training_run_summary(tmp_path):
+    run = write_run(
+        tmp_path / "digits-mlp",
+        "epoch,train_loss,val_loss,val_accuracy\n0,1.0,0.9,0.5\n1,0.5,0.4,0.91234\n",
+        {"metrics": {"epoch": 1, "train_loss": 0.5, "val_loss": 0.4, "val_accuracy": 0.91234},
+         "checkpoint": str(tmp_path / "digits-mlp" / "checkpoint_1"), "run_dir": str(tmp_path / "digits-mlp")},
+    )  # fmt: skip
+    text = summary(run, 12.34)
+    assert text.splitlines()[0] == "digits-mlp: done in 12.3 s"
+    assert "  best epoch  1" in text
+    assert "  metrics     train_loss 0.5, val_loss 0.4, val_accuracy 0.9123" in text
+    assert f"  run dir     {tmp_path / 'digits-mlp'} (results.csv, best.json, script.py)" in text
+    assert f"  checkpoint  {tmp_path / 'digits-mlp' / 'checkpoint_1'}" in text
+    assert f"  more        specc results {tmp_path / 'digits-mlp'}" in text
+    assert "\033[" not in text
+    assert summary(run, 1.0, color=True).startswith("\033[1mdigits-mlp: done")
+
+
+def test_a_search_summary_counts_trials_and_names_the_best(tmp_path):
+    run = write_run(
+        tmp_path / "asha",
+        "trial_id,status,epochs,training.optimizer.lr,best_val_accuracy,last_val_accuracy\n"
+        "a_00000,completed,4,0.01,0.9,0.9\na_00001,stopped,1,0.0001,0.2,0.2\na_00002,completed,4,0.03,0.95,0.95\n",
+        {"trial_id": "a_00002", "metric": "val_accuracy", "mode": "max", "config": {"training.optimizer.lr": 0.03},
+         "metrics": {"epoch": 3, "val_accuracy": 0.95}, "checkpoint": None},
+    )  # fmt: skip
+    text = summary(run, 60.0)
+    assert "  trials      3 (2 completed, 1 stopped)" in text
+    assert "  best trial  a_00002 (training.optimizer.lr=0.03)" in text
+    assert "  metrics     val_accuracy 0.95" in text and "checkpoint" not in text
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize(
+    ("env", "stream", "expected"),
+    [({}, Terminal(), True), ({"NO_COLOR": "1"}, Terminal(), False), ({"TERM": "dumb"}, Terminal(), False),
+     ({}, io.StringIO(), False)],
+)  # fmt: skip
+def test_colour_only_on_a_terminal_without_no_color(monkeypatch, env, stream, expected):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert cli._color(stream) is expected
+
+
+def test_bash_completion_completes_commands_and_options(capsys):
+    assert cli.main(["completion", "bash"]) == 0
+    script = capsys.readouterr().out
+
+    def complete(*words: str) -> list[str]:
+        line = " ".join(words)
+        program = f'{script}\nCOMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; COMP_LINE="{line}"; ' \
+                  f'COMP_POINT=${{#COMP_LINE}}; _shtab_specc; printf "%s\\n" "${{COMPREPLY[@]}}"'  # fmt: skip
+        done = subprocess.run(["bash", "-c", program], capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    assert {"validate", "run", "submit", "init"} <= set(complete("specc", ""))
+    assert complete("specc", "va") == ["validate"]
+    assert "--with-tune" in complete("specc", "init", "x", "--w")
+
+
+@pytest.mark.parametrize("shell", ["zsh", "tcsh"])
+def test_other_shells(capsys, shell):
+    assert cli.main(["completion", shell]) == 0
+    out = capsys.readouterr().out
+    assert "specc" in out and "validate" in out
