@@ -364,6 +364,12 @@ def working_dir_holds_spec(e: Experiment, at: Locator) -> Iterator[Problem]:
         )
 
 
+def trackers_installed(e: Experiment, at: Locator) -> Iterator[Problem]:
+    from specc.tracking import not_installed
+
+    yield from not_installed(e, at, "W302")
+
+
 RULES = (
     needs_tune,
     framework_support,
@@ -381,4 +387,5 @@ RULES = (
     scheduler_budget,
     needs_checkpoints,
     working_dir_holds_spec,
+    trackers_installed,
 )

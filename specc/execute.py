@@ -41,6 +41,7 @@ def run(
     from specc import api
 
     _check_searcher_installed(experiment)
+    _check_trackers_installed(experiment)
     source = api.compile(experiment, templates=templates)
     module = types.ModuleType(f"specc_run_{experiment.name.replace('-', '_')}")
     module.__file__ = os.path.join(os.getcwd(), "script.py")  # relative paths in the script start here
@@ -73,6 +74,18 @@ def run(
 
 
 SEARCHER_MODULES = {"optuna": "optuna", "hyperopt": "hyperopt", "bayesopt": "bayes_opt"}
+
+
+def _check_trackers_installed(experiment: Experiment) -> None:
+    """A run.callbacks tracker whose package is not installed stops the run before Ray starts, at its place."""
+    from specc.document import SourceMap
+    from specc.problems import Locator
+    from specc.tracking import not_installed
+
+    raw = getattr(experiment, "_raw", None)
+    problems = not_installed(experiment, Locator(raw.source if raw else SourceMap()), "E401")
+    if problems:
+        raise SpecError(problems)
 
 
 def _check_searcher_installed(experiment: Experiment) -> None:

@@ -12,6 +12,7 @@ from specc.keras_fragments import tensorflow_context, tensorflow_modules
 from specc.render import Code, Multiline, literal
 from specc.resolve import Plan
 from specc.spec_yaml import dump_spec
+from specc.tracking import tracking_context, tracking_imports
 from specc.tune_fragments import tune_context, tune_imports
 
 ACTIVATIONS = {
@@ -54,7 +55,7 @@ STDLIB = {
     "socket",
     "sys",
 }
-STDLIB |= {"tempfile"}
+STDLIB |= {"tempfile", "time"}
 # run.resume -> Tuner.restore's arguments (never: check_resumable refuses before Tune is asked)
 RESTORE = {
     "auto": "resume_unfinished=True, resume_errored=True",
@@ -74,6 +75,7 @@ def context(plan: Plan, script_name: str) -> dict:
         "move_batches": lean and e.scaling.use_gpu and plan.loader != "ray_data",
         "restore_args": Code(RESTORE[e.run.resume]),
         **tune_context(plan),
+        **tracking_context(plan),
         "plan": plan,
         "e": e,
         "docstring": Multiline(_docstring(plan, script_name)),
@@ -152,7 +154,9 @@ def _imports(plan: Plan) -> list[str]:
     if plan.experiment.model.type == "torchvision" or plan.data_source == "torchvision":
         modules.add("torchvision")
     tune_modules, froms = tune_imports(plan)
-    modules |= tune_modules
+    tracking_modules, tracking_froms = tracking_imports(plan)
+    modules |= tune_modules | tracking_modules
+    froms |= tracking_froms
     if torch:
         modules.add("torch")
         froms.add("from torch import nn")

@@ -35,8 +35,26 @@ def summary(results: RunResults, seconds: float, color: bool = False) -> str:
     lines.append(f"  run dir     {results.run_dir}" + (f" ({', '.join(there)})" if there else ""))
     if best.get("checkpoint"):
         lines.append(f"  checkpoint  {best['checkpoint']}")
+    lines.extend(f"  {name:<11} {command}" for name, command in trackers(results.run_dir))
     lines.append(f"  more        specc results {results.run_dir}")
     return "\n".join(lines) + "\n"
+
+
+def trackers(run_dir: str) -> list[tuple[str, str]]:
+    """(tracker, the command that opens what run.callbacks wrote) for each tracker that wrote in the run directory."""
+    found = []
+    top = [run_dir] + [os.path.join(run_dir, name) for name in sorted(os.listdir(run_dir)) if name.startswith("trial_")]
+    if any(name.startswith("events.out.tfevents") for directory in top for name in _names(directory)):
+        found.append(("tensorboard", f"tensorboard --logdir {run_dir}"))
+    if os.path.exists(os.path.join(run_dir, "mlflow.db")):
+        found.append(("mlflow", f"mlflow ui --backend-store-uri sqlite:///{os.path.join(run_dir, 'mlflow.db')}"))
+    if any(name.startswith("offline-run-") for name in _names(os.path.join(run_dir, "wandb"))):
+        found.append(("wandb", f"wandb sync {os.path.join(run_dir, 'wandb', 'offline-run-*')}"))
+    return found
+
+
+def _names(directory: str) -> list[str]:
+    return os.listdir(directory) if os.path.isdir(directory) else []
 
 
 def _number(value) -> str:

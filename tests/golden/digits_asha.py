@@ -28,6 +28,7 @@ import ray
 import torch
 import yaml
 from ray import tune
+from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback, TBXLoggerCallback
 from ray.tune.schedulers import ASHAScheduler
 from ray.tune.search import BasicVariantGenerator
 from ray.tune.stopper import CombinedStopper, Stopper, TrialPlateauStopper
@@ -257,6 +258,17 @@ def report(metrics, history, model, optimizer, lr_schedule, scaler, epoch, save)
         tune.report(metrics, checkpoint=checkpoint)
 
 
+def trackers(run_dir):
+    """run.callbacks, through Ray Tune's logger callbacks, for every trial. Each trial's progress.csv and
+    result.json are always written: they are Ray's record of the trial, which Tuner.restore and results.csv read."""
+    os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"  # only these: Tune would add loggers of its own
+    return [
+        CSVLoggerCallback(),
+        JsonLoggerCallback(),
+        TBXLoggerCallback(),  # events.out.tfevents in each trial's directory: tensorboard --logdir <run directory>
+    ]
+
+
 def search_space(smoke=False):
     """tune.space: what Tune samples for each trial, keyed by the path of the CONFIG value it replaces."""
     space = {
@@ -348,6 +360,7 @@ def main(argv=None, artefacts=None, echo=True):
         write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
         trial = tune.with_parameters(run_trial, config=config)
         trial = tune.with_resources(trial, tune.PlacementGroupFactory([per_trial]))
+        callbacks = trackers(run_dir)  # run.callbacks (a restored search keeps the ones it started with)
         if args.resume and tune.Tuner.can_restore(run_dir):
             tuner = tune.Tuner.restore(run_dir, trial, resume_unfinished=True, resume_errored=True)
         else:
@@ -373,6 +386,7 @@ def main(argv=None, artefacts=None, echo=True):
                         num_to_keep=2, checkpoint_score_attribute="val_accuracy", checkpoint_score_order="max"
                     ),
                     failure_config=tune.FailureConfig(max_failures=2),
+                    callbacks=callbacks,
                     verbose=0 if args.quiet else None,
                 ),
             )

@@ -29,6 +29,7 @@ import ray
 import torch
 import yaml
 from ray import tune
+from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback
 from ray.tune.schedulers import MedianStoppingRule
 from ray.tune.search.optuna import OptunaSearch
 from ray.tune.stopper import CombinedStopper, Stopper, TrialPlateauStopper
@@ -273,6 +274,16 @@ def report(metrics, history, model, optimizer, lr_schedule, scaler, epoch, save)
         tune.report(metrics, checkpoint=checkpoint)
 
 
+def trackers(run_dir):
+    """run.callbacks, through Ray Tune's logger callbacks, for every trial. Each trial's progress.csv and
+    result.json are always written: they are Ray's record of the trial, which Tuner.restore and results.csv read."""
+    os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"  # only these: Tune would add loggers of its own
+    return [
+        CSVLoggerCallback(),
+        JsonLoggerCallback(),
+    ]
+
+
 def search_space():
     """tune.space: what Tune samples for each trial, keyed by the path of the CONFIG value it replaces."""
     return {
@@ -369,6 +380,7 @@ def main(argv=None, artefacts=None, echo=True):
         write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
         trial = tune.with_parameters(run_trial, config=config)
         trial = tune.with_resources(trial, tune.PlacementGroupFactory([per_trial]))
+        callbacks = trackers(run_dir)  # run.callbacks (a restored search keeps the ones it started with)
         if args.resume and tune.Tuner.can_restore(run_dir):
             tuner = tune.Tuner.restore(run_dir, trial, resume_unfinished=True, resume_errored=True)
         else:
@@ -395,6 +407,7 @@ def main(argv=None, artefacts=None, echo=True):
                         num_to_keep=1, checkpoint_score_attribute="val_accuracy", checkpoint_score_order="max"
                     ),
                     failure_config=tune.FailureConfig(max_failures=0),
+                    callbacks=callbacks,
                     verbose=0 if args.quiet else None,
                 ),
             )

@@ -30,6 +30,7 @@ import tensorflow as tf
 import tf_keras as keras
 import yaml
 from ray import tune
+from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback, TBXLoggerCallback
 from ray.tune.schedulers import FIFOScheduler
 from ray.tune.search.hyperopt import HyperOptSearch
 from ray.tune.stopper import Stopper
@@ -260,6 +261,17 @@ def load_state(model, checkpoint):
         model.load_weights(os.path.join(directory, "model.keras"))
 
 
+def trackers(run_dir):
+    """run.callbacks, through Ray Tune's logger callbacks, for every trial. Each trial's progress.csv and
+    result.json are always written: they are Ray's record of the trial, which Tuner.restore and results.csv read."""
+    os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"  # only these: Tune would add loggers of its own
+    return [
+        CSVLoggerCallback(),
+        JsonLoggerCallback(),
+        TBXLoggerCallback(),  # events.out.tfevents in each trial's directory: tensorboard --logdir <run directory>
+    ]
+
+
 def search_space():
     """tune.space: what Tune samples for each trial, keyed by the path of the CONFIG value it replaces."""
     return {
@@ -346,6 +358,7 @@ def main(argv=None, artefacts=None, echo=True):
         write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
         trial = tune.with_parameters(run_trial, config=config)
         trial = tune.with_resources(trial, tune.PlacementGroupFactory([per_trial]))
+        callbacks = trackers(run_dir)  # run.callbacks (a restored search keeps the ones it started with)
         if args.resume and tune.Tuner.can_restore(run_dir):
             tuner = tune.Tuner.restore(run_dir, trial, resume_unfinished=True, resume_errored=True)
         else:
@@ -372,6 +385,7 @@ def main(argv=None, artefacts=None, echo=True):
                         num_to_keep=1, checkpoint_score_attribute="val_loss", checkpoint_score_order="min"
                     ),
                     failure_config=tune.FailureConfig(max_failures=0),
+                    callbacks=callbacks,
                     verbose=0 if args.quiet else None,
                 ),
             )

@@ -1,0 +1,73 @@
+"""run.callbacks (SPEC §8): the trackers a run logs each epoch to, what each needs installed, and what the
+compiled script imports for them.
+
+With `tune`, the script hands Ray Tune its own logger callbacks (CSVLoggerCallback, JsonLoggerCallback,
+TBXLoggerCallback, MLflowLoggerCallback, WandbLoggerCallback); csv and json are written for every trial in any
+case, being Ray's record of it. A single Ray Train run gets a `ray.train.UserCallback` that writes the same
+files and runs (Tune's loggers work on Tune trials only).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+# callback -> (module the run imports, extra that installs it); csv and json need nothing beyond Ray
+PACKAGES = {"tensorboard": ("tensorboardX", "run"), "mlflow": ("mlflow", "mlflow"), "wandb": ("wandb", "wandb")}
+WHERE = {
+    "csv": "progress.csv",
+    "json": "result.json",
+    "tensorboard": "TensorBoard event files",
+    "mlflow": "an MLflow run",
+    "wandb": "a W&B run",
+}
+TUNE_LOGGERS = {"tensorboard": "TBXLoggerCallback"}
+TUNE_INTEGRATIONS = {
+    "mlflow": "from ray.air.integrations.mlflow import MLflowLoggerCallback",
+    "wandb": "from ray.air.integrations.wandb import WandbLoggerCallback",
+}
+
+
+def tracking_context(plan) -> dict:
+    e = plan.experiment
+    callbacks = e.run.callbacks
+    named = [WHERE[callback] for callback in callbacks]
+    return {
+        "tracked_to": ", ".join(named[:-1]) + (" and " if len(named) > 1 else "") + (named[-1] if named else ""),
+        "in_process_tracking": bool(callbacks) and plan.shape == "train" and e.scaling.num_workers == 0,
+    }
+
+
+def tracking_imports(plan) -> tuple[set[str], set[str]]:
+    """(modules, from-imports) for run.callbacks."""
+    e = plan.experiment
+    callbacks = e.run.callbacks
+    if e.tune is not None:
+        loggers = ["CSVLoggerCallback", "JsonLoggerCallback"] + [
+            TUNE_LOGGERS[c] for c in callbacks if c in TUNE_LOGGERS
+        ]
+        froms = {f"from ray.tune.logger import {', '.join(sorted(loggers))}"}
+        return set(), froms | {TUNE_INTEGRATIONS[c] for c in callbacks if c in TUNE_INTEGRATIONS}
+    modules = {"csv"} if "csv" in callbacks else set()
+    froms = set()
+    if "tensorboard" in callbacks:
+        modules.add("tensorboardX")
+    if "mlflow" in callbacks:
+        modules |= {"mlflow", "time"}
+        froms.add("from mlflow.entities import Metric, Param")
+    if "wandb" in callbacks:
+        modules.add("wandb")
+    return modules, froms
+
+
+def not_installed(experiment, at, code: str) -> list:
+    """Each callback whose package is not installed here, as a problem at its place in run.callbacks naming the
+    extra that installs it: a warning (W302) from validate, where the run may happen on another machine; an
+    error (E401) before a run starts here."""
+    problems = []
+    for index, callback in enumerate(experiment.run.callbacks):
+        module, extra = PACKAGES.get(callback, (None, None))
+        if module is None or importlib.util.find_spec(module) is not None:
+            continue
+        message = f"callback {callback} needs the {module} package, which is not installed here"
+        problems.append(at(code, message, ("run", "callbacks", index), f"pip install 'specc[{extra}]'"))
+    return problems

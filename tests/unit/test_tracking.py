@@ -1,0 +1,174 @@
+"""run.callbacks in the compiled scripts (issue 7): which of Ray's logger callbacks a search hands Tune, the
+UserCallback a training run gets, and a tracker whose package is missing as a located problem (a warning from
+validate, an error before a run). The runs themselves are in tests/e2e/test_tracking.py."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import types
+
+import pytest
+
+from specc import api
+from specc.errors import SpecError
+from specc.execute import run
+from tests.conftest import located
+
+TRAIN = """\
+specc: 1
+name: tracked
+framework: {framework}
+model: {{type: mlp, hidden_sizes: [8]}}
+dataset: {{type: iris}}
+training: {{epochs: 3}}
+scaling: {{num_workers: {workers}}}
+run:
+  callbacks: {callbacks}
+"""
+SEARCH = """\
+specc: 1
+name: searched
+framework: torch
+model: {{type: mlp, hidden_sizes: [8]}}
+dataset: {{type: iris}}
+training: {{epochs: 3}}
+scaling: {{num_workers: 1}}
+tune:
+  metric: val_loss
+  mode: min
+  num_samples: 2
+  space: {{training.optimizer.lr: {{loguniform: [0.001, 0.1]}}}}
+run: {{callbacks: {callbacks}}}
+"""
+
+
+def source(write_spec, text: str) -> str:
+    return api.compile(api.load(write_spec(text)))
+
+
+@pytest.fixture
+def without(monkeypatch):
+    """without(*modules): find_spec answers None for them, as where they are not installed."""
+
+    def hide(*modules):
+        real = importlib.util.find_spec
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in modules else real(name, *a))
+
+    return hide
+
+
+@pytest.mark.parametrize(
+    ("callbacks", "loggers"),
+    [
+        ("[]", ["CSVLoggerCallback()", "JsonLoggerCallback()"]),
+        ("[csv, json]", ["CSVLoggerCallback()", "JsonLoggerCallback()"]),
+        ("[tensorboard]", ["CSVLoggerCallback()", "JsonLoggerCallback()", "TBXLoggerCallback()"]),
+        (
+            "[mlflow, wandb]",
+            [
+                "CSVLoggerCallback()",
+                "JsonLoggerCallback()",
+                "MLflowLoggerCallback(mlflow_uri(run_dir), experiment_name=RUN_NAME)",
+                "WandbLoggerCallback(project=RUN_NAME, mode=wandb_mode(), dir=run_dir)",
+            ],
+        ),
+    ],
+)
+def test_a_search_hands_tune_exactly_the_loggers_named(write_spec, callbacks, loggers):
+    """csv and json always (Ray's record of each trial, which the results are read from); the others only when
+    named; Tune's own automatic loggers switched off so that nothing else writes."""
+    text = source(write_spec, SEARCH.format(callbacks=callbacks))
+    body = text.split("def trackers(run_dir):", 1)[1].split("\n\n\n", 1)[0]
+    returned = [line.strip().split("  #")[0].rstrip(",") for line in body.split("return [", 1)[1].splitlines()[1:-1]]
+    assert returned == loggers
+    assert 'os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"' in body
+    assert "callbacks=callbacks," in text and "class Tracking" not in text
+
+
+@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
+def test_a_training_run_gets_a_ray_train_user_callback(write_spec, framework):
+    text = source(write_spec, TRAIN.format(framework=framework, workers=2, callbacks="[csv, tensorboard]"))
+    assert "class Tracking(ray.train.UserCallback):" in text
+    assert "callbacks=[tracking]" in text
+    assert "IN_PROCESS_TRACKING" not in text  # workers: Ray Train's controller calls it
+    assert "import tensorboardX" in text and "import mlflow" not in text and "import wandb" not in text
+    compile(text, "script.py", "exec")
+
+
+def test_a_training_run_without_callbacks_has_no_tracking(write_spec):
+    text = source(write_spec, TRAIN.format(framework="torch", workers=2, callbacks="[]"))
+    assert "Tracking" not in text and "trackers" not in text and "callbacks=[tracking]" not in text
+
+
+def test_local_mode_logs_from_report(write_spec):
+    """Ray Train's local mode (num_workers: 0) calls no callbacks: the script's report() logs each epoch."""
+    text = source(write_spec, TRAIN.format(framework="torch", workers=0, callbacks="[json]"))
+    report = text.split("def report(", 1)[1].split("\n\n\n", 1)[0]
+    assert "for tracking in IN_PROCESS_TRACKING:\n            tracking.log(metrics)" in report
+    assert "IN_PROCESS_TRACKING.append(tracking)" in text
+
+
+def script_of(write_spec, text) -> types.ModuleType:
+    spec = write_spec(text)
+    script = types.ModuleType("compiled_tracking")
+    script.__file__ = str(spec.parent / "script.py")
+    exec(compile(api.compile(api.load(spec)), script.__file__, "exec"), script.__dict__)
+    return script
+
+
+def test_tracking_closes_its_mlflow_run_failed_when_retries_are_used_up(write_spec, tmp_path, monkeypatch):
+    """After run.max_failures worker-group failures the next one ends the run: its MLflow run is FAILED, not
+    left RUNNING; epochs logged before stay logged, in progress.csv and in MLflow."""
+    import mlflow
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    text = TRAIN.format(framework="torch", workers=1, callbacks="[csv, mlflow]").replace(
+        "run:\n", "run:\n  max_failures: 1\n"
+    )
+    script = script_of(write_spec, text)
+    run_dir = str(tmp_path / "run")
+    tracking = script.Tracking(run_dir, script.CONFIG, 1)
+    tracking.after_report(None, [{"epoch": 0, "train_loss": 1.0, "val_loss": 0.9}], None)
+    tracking.after_exception(None, {0: RuntimeError("worker died")})  # retried: the run goes on
+    tracking.after_report(None, [{"epoch": 1, "train_loss": 0.8, "val_loss": 0.7}], None)
+    client = mlflow.MlflowClient(script.mlflow_uri(run_dir))
+    (found,) = client.search_runs([client.get_experiment_by_name("tracked").experiment_id])
+    assert found.info.status == "RUNNING"
+    tracking.after_exception(None, {0: RuntimeError("worker died again")})  # no retries left
+
+    found = client.get_run(found.info.run_id)
+    assert found.info.status == "FAILED"
+    assert [(m.step, m.value) for m in client.get_metric_history(found.info.run_id, "val_loss")] == [(1, 0.9), (2, 0.7)]
+    assert found.data.params["training.epochs"] == "3"
+    with open(f"{run_dir}/progress.csv", encoding="utf-8") as f:
+        assert f.read().splitlines() == ["epoch,train_loss,val_loss", "0,1.0,0.9", "1,0.8,0.7"]
+
+
+def test_a_missing_tracker_package_is_a_located_warning_from_validate(write_spec, without):
+    without("mlflow", "wandb")
+    spec = write_spec(TRAIN.format(framework="torch", workers=1, callbacks="\n    - csv\n    - mlflow\n    - wandb"))
+    problems = api.validate([spec])
+    assert located(problems) == [("W302", 11, 7, "run.callbacks.1"), ("W302", 12, 7, "run.callbacks.2")]
+    assert problems[0].severity == "warning"
+    assert problems[0].message == "callback mlflow needs the mlflow package, which is not installed here"
+    assert [p.hint for p in problems] == ["pip install 'specc[mlflow]'", "pip install 'specc[wandb]'"]
+
+
+def test_a_missing_tracker_package_stops_a_run_before_ray_starts(write_spec, without):
+    without("tensorboardX")
+    experiment = api.load(write_spec(TRAIN.format(framework="torch", workers=1, callbacks="[json, tensorboard]")))
+    with pytest.raises(SpecError) as raised:
+        run(experiment, storage_path="unused")
+    assert located(raised.value.problems) == [("E401", 9, 21, "run.callbacks.1")]
+    assert raised.value.problems[0].hint == "pip install 'specc[run]'"
+
+
+def test_the_validate_cli_warns_and_still_passes(write_spec, without, capsys):
+    from specc.cli import main
+
+    without("wandb")
+    spec = write_spec(TRAIN.format(framework="torch", workers=1, callbacks="[wandb]"))
+    assert main(["validate", str(spec), "--format", "json"]) == 0
+    (problem,) = json.loads(capsys.readouterr().out)
+    assert (problem["code"], problem["line"], problem["column"]) == ("W302", 9, 15)
