@@ -145,6 +145,17 @@ def build_parser() -> argparse.ArgumentParser:
     results = commands.add_parser("results", help="a finished run's table of trials (or epochs) and its best trial")
     results.add_argument("run_dir", metavar="RUN_DIR", help="the run directory, <run.storage_path>/<run.name>")
     results.add_argument("--format", choices=("text", "csv", "json"), default="text")
+    results.add_argument(
+        "--plot",
+        metavar="DIR",
+        help="also write the report's plots as PNG files into DIR (learning curves, parallel coordinates)",
+    )
+
+    report = commands.add_parser(
+        "report", help="write a finished run as one self-contained HTML page: curves, hyperparameters, table"
+    )
+    report.add_argument("run_dir", metavar="RUN_DIR", help="the run directory, <run.storage_path>/<run.name>")
+    report.add_argument("-o", "--output", metavar="OUT", help="the HTML file to write (default: RUN_DIR/report.html)")
 
     completion = commands.add_parser("completion", help="print a shell completion script (bash, zsh or tcsh)")
     completion.add_argument("shell", choices=("bash", "zsh", "tcsh"))
@@ -423,7 +434,22 @@ def cmd_completion(args) -> int:
 def cmd_results(args) -> int:
     from specc.results import read_run, render
 
-    sys.stdout.write(render(read_run(args.run_dir), args.format))
+    results = read_run(args.run_dir)
+    written = []
+    if args.plot is not None:
+        from specc.plots import write_plots
+
+        written = write_plots(args.run_dir, args.plot)
+    sys.stdout.write(render(results, args.format))
+    for path in written:  # after the table; beside csv or json, on stderr, so that stdout stays one document
+        print(path, file=sys.stdout if args.format == "text" else sys.stderr)
+    return Exit.OK
+
+
+def cmd_report(args) -> int:
+    from specc.report import write_report
+
+    print(write_report(args.run_dir, args.output))
     return Exit.OK
 
 
@@ -436,6 +462,7 @@ COMMANDS = {
     "run": cmd_run,
     "plan": cmd_plan,
     "results": cmd_results,
+    "report": cmd_report,
     "submit": cmd_submit,
     "jobs": cmd_jobs,
     "init": cmd_init,

@@ -164,14 +164,14 @@ def _goal(run_dir: str, kind: str, best: dict) -> tuple[str | None, str | None]:
     """(metric, mode) that picks the best row: best.json's, else the resolved spec's."""
     if best.get("metric"):
         return best["metric"], best.get("mode", "max")
-    spec = _resolved_spec(run_dir)
+    spec = resolved_spec(run_dir)
     section = spec.get("tune") if kind == "tune" else (spec.get("run") or {}).get("checkpoint_score")
     if isinstance(section, dict) and section.get("metric"):
         return section["metric"], section.get("mode", "max")
     return None, None
 
 
-def _resolved_spec(run_dir: str) -> dict:
+def resolved_spec(run_dir: str) -> dict:
     """spec.resolved.yaml as plain data ({} when absent or unreadable: it only fills in what best.json lacks)."""
     import yaml
 

@@ -36,7 +36,7 @@ def summary(results: RunResults, seconds: float, color: bool = False) -> str:
     if best.get("checkpoint"):
         lines.append(f"  checkpoint  {best['checkpoint']}")
     lines.extend(f"  {name:<11} {command}" for name, command in trackers(results.run_dir))
-    lines.append(f"  more        specc results {results.run_dir}")
+    lines.append(f"  more        specc results {results.run_dir}; specc report {results.run_dir}")
     return "\n".join(lines) + "\n"
 
 

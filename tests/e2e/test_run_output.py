@@ -35,7 +35,7 @@ def test_run_ends_with_a_summary(tmp_path, spec_file, quiet):
     assert out[-4].startswith("  metrics     train_loss ")
     assert out[-3] == f"  run dir     {storage / 'shown'} (results.csv, best.json, script.py, spec.resolved.yaml)"
     assert out[-2].startswith(f"  checkpoint  {storage / 'shown'}/checkpoint_")
-    assert out[-1] == f"  more        specc results {storage / 'shown'}"
+    assert out[-1] == f"  more        specc results {storage / 'shown'}; specc report {storage / 'shown'}"
     assert "\033[" not in done.stdout  # not a terminal: no colour
     worker_lines = "Reporting training result" in done.stdout + done.stderr
     assert worker_lines is not quiet  # progress from the Train worker, unless --quiet

@@ -142,3 +142,16 @@ def test_every_format_prints_nothing_alarming_for_valid_specs(write_spec, capsys
         assert json.loads(out)["runs"][0]["results"] == []
     else:
         assert out == ""
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)])
+def test_written_files_get_the_permissions_of_any_new_file(write_spec, tmp_path, umask, mode):
+    """Compiled scripts (and reports) are written atomically through a temporary file, which mkstemp makes 0600;
+    the result must be what the user's umask gives any file, so a reviewed script can be read by the team."""
+    spec = write_spec(MINIMAL)
+    previous = os.umask(umask)
+    try:
+        assert main(["compile", str(spec), "-o", str(tmp_path / "script.py")]) == Exit.OK
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "script.py").stat().st_mode & 0o777 == mode

@@ -1,0 +1,329 @@
+"""What the report and the plots draw: each trial's epochs, and the sampled values of a search against its metric.
+
+A Tune run keeps each trial's reported epochs in Ray's own `trial_<trial_id>/result.json` (one JSON object a
+line), or `progress.csv` beside it; a training run's epochs are the rows of its results.csv. A trial that never
+reported, or whose directory is gone, has no epochs: it is still in the table, with no line in the curves.
+
+Plain json and csv: no pandas, no plotting library (specc.report and specc.plots draw what this computes).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+from dataclasses import dataclass
+
+from specc.results import RunResults, decode_cell, format_value, resolved_spec, short_names
+
+# What Ray adds to every reported result: bookkeeping, not a metric of the model.
+RAY_KEYS = frozenset(
+    {
+        "epoch",
+        "timestamp",
+        "checkpoint_dir_name",
+        "should_checkpoint",
+        "done",
+        "training_iteration",
+        "trial_id",
+        "date",
+        "time_this_iter_s",
+        "time_total_s",
+        "pid",
+        "hostname",
+        "node_ip",
+        "config",
+        "time_since_restore",
+        "iterations_since_restore",
+        "timesteps_total",
+        "episodes_total",
+        "timesteps_since_restore",
+        "experiment_tag",
+    }
+)
+LOG_KINDS = ("loguniform", "qloguniform", "lograndint", "qlograndint")
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One line of a learning-curve plot: a trial (or the training run itself) and the epochs it reported.
+
+    `epochs` holds one dict per epoch, in epoch order: "epoch" and each metric. `config` is the trial's sampled
+    values ({} for a training run)."""
+
+    name: str
+    status: str | None
+    config: dict
+    epochs: tuple[dict, ...]
+    best: bool
+
+
+def curves(results: RunResults) -> list[Curve]:
+    """A curve per trial (in results.csv order) or, for a training run, the one curve of its epochs."""
+    if results.kind == "train":
+        name = os.path.basename(os.path.normpath(results.run_dir))
+        return [Curve(name, None, {}, _in_epoch_order(list(results.rows)), True)]
+    return [
+        Curve(
+            name=row.get("trial_id") or "?",
+            status=row.get("status"),
+            config={path: row.get(path) for path in results.space},
+            epochs=tuple(trial_history(results.run_dir, row.get("trial_id") or "")),
+            best=index == results.best_row,
+        )
+        for index, row in enumerate(results.rows)
+    ]
+
+
+def trial_history(run_dir: str, trial_id: str) -> list[dict]:
+    """Each epoch the trial reported, in epoch order (the last report of an epoch reported twice, as after a
+    resume): its result.json, else its progress.csv; [] when it has neither."""
+    directory = os.path.join(run_dir, f"trial_{trial_id}")
+    reported = _json_lines(os.path.join(directory, "result.json"))
+    if not reported:
+        reported = _progress_csv(os.path.join(directory, "progress.csv"))
+    return list(_in_epoch_order(reported))
+
+
+def _json_lines(path: str) -> list[dict]:
+    """The objects of a JSON-lines file; a line that does not parse (the last, cut off by a crash) is skipped."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return []
+    reported = []
+    for line in lines:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            reported.append(value)
+    return reported
+
+
+def _progress_csv(path: str) -> list[dict]:
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+            text = handle.read()
+    except OSError:
+        return []
+    try:
+        return [{k: decode_cell(v or "") for k, v in row.items() if k} for row in csv.DictReader(io.StringIO(text))]
+    except csv.Error:
+        return []
+
+
+def _in_epoch_order(reported: list[dict]) -> tuple[dict, ...]:
+    """One dict per epoch, sorted by epoch; a result without `epoch` counts by its training_iteration (1-based),
+    else by its place."""
+    by_epoch: dict = {}
+    for place, result in enumerate(reported):
+        epoch = result.get("epoch")
+        if not _is_number(epoch):
+            iteration = result.get("training_iteration")
+            epoch = iteration - 1 if _is_number(iteration) else place
+        by_epoch[epoch] = {**result, "epoch": epoch}
+    return tuple(by_epoch[epoch] for epoch in sorted(by_epoch))
+
+
+def metric_names(results: RunResults, lines: list[Curve]) -> list[str]:
+    """The metrics worth a plot, the run's own metric first: the `last_<metric>` columns of a search (else every
+    number its trials reported that is not Ray's bookkeeping); every column but `epoch` of a training run."""
+    if results.kind == "train":
+        names = [name for name in results.columns if name != "epoch"]
+    else:
+        names = [name.removeprefix("last_") for name in results.columns if name.startswith("last_")]
+        if not names:
+            seen: dict[str, None] = {}
+            for line in lines:
+                for epoch in line.epochs:
+                    seen.update((key, None) for key, value in epoch.items() if _is_number(value))
+            names = [name for name in seen if name not in RAY_KEYS]
+    if results.metric in names:
+        names.remove(results.metric)
+        names.insert(0, results.metric)
+    plotted = [name for name in names if any(_is_number(epoch.get(name)) for line in lines for epoch in line.epochs)]
+    return plotted
+
+
+# Parallel coordinates
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of the parallel-coordinates view, in the scale it is drawn in.
+
+    `values` has one number per line: the value itself, its log10 for a parameter sampled on a log scale, the
+    index of its category for a categorical one. `ticks` pairs positions on that scale with their labels in
+    real values. `low` and `high` bound the axis."""
+
+    path: str
+    label: str
+    values: tuple[float, ...]
+    ticks: tuple[tuple[float, str], ...]
+    low: float
+    high: float
+    log: bool = False
+    categories: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Parallel:
+    """The sampled hyperparameters of each trial against its metric: one line per trial that reported it.
+
+    `axes` are the search-space paths in spec order, then the metric (`best_<metric>`). `metric` holds each line's
+    metric value (what colours it); `best` is the index of the best trial's line; `left_out` the trials that never
+    reported the metric."""
+
+    axes: tuple[Axis, ...]
+    trials: tuple[str, ...]
+    metric: tuple[float, ...]
+    best: int | None
+    left_out: tuple[str, ...]
+    metric_name: str
+    mode: str
+
+
+def parallel(results: RunResults) -> Parallel | None:
+    """The parallel-coordinates view of a search; None for a training run, or a search with no metric, no space or
+    no trial that reported the metric."""
+    if results.kind != "tune" or not results.metric or not results.space or not results.goal_column:
+        return None
+    kept = [i for i, row in enumerate(results.rows) if _finite(row.get(results.goal_column))]
+    if not kept:
+        return None
+    left_out = tuple(results.rows[i].get("trial_id") or "?" for i in range(len(results.rows)) if i not in kept)
+    space = _space_entries(results.run_dir)
+    labels = short_names(results.space)
+    axes = [
+        _parameter_axis(path, label, [results.rows[i].get(path) for i in kept], space.get(path))
+        for path, label in zip(results.space, labels, strict=True)
+    ]
+    metric_values = [float(results.rows[i][results.goal_column]) for i in kept]
+    best = kept.index(results.best_row) if results.best_row in kept else None
+    axes.append(_metric_axis(results.goal_column, f"best {results.metric}", metric_values, best))
+    return Parallel(
+        axes=tuple(axes),
+        trials=tuple(results.rows[i].get("trial_id") or "?" for i in kept),
+        metric=tuple(metric_values),
+        best=best,
+        left_out=left_out,
+        metric_name=results.metric,
+        mode=results.mode or "max",
+    )
+
+
+def _space_entries(run_dir: str) -> dict[str, dict]:
+    """tune.space of the run's spec.resolved.yaml: path -> {kind: args} ({} when the file is absent)."""
+    tune = resolved_spec(run_dir).get("tune")
+    space = tune.get("space") if isinstance(tune, dict) else None
+    if not isinstance(space, dict):
+        return {}
+    return {path: entry for path, entry in space.items() if isinstance(entry, dict) and len(entry) == 1}
+
+
+def _parameter_axis(path: str, label: str, values: list, entry: dict | None) -> Axis:
+    kind, args = next(iter(entry.items())) if entry else (None, None)
+    numbers = all(_finite(value) for value in values)
+    if not numbers or not values:
+        listed = args if kind in ("choice", "grid") and isinstance(args, list) else []
+        return _category_axis(path, label, values, listed)
+    floats = [float(value) for value in values]
+    log = kind in LOG_KINDS if kind else _spans_decades(floats)
+    reach = floats + _space_bounds(kind, args)  # the axis spans the space searched, not only what was sampled
+    if log and all(value > 0 for value in reach):
+        scaled = [math.log10(value) for value in floats]
+        low, high = _bounds([math.log10(value) for value in reach])
+        return Axis(path, f"{label} (log)", tuple(scaled), _log_ticks(low, high), low, high, log=True)
+    low, high = _bounds(reach)
+    distinct = sorted(set(floats))
+    if kind in ("choice", "grid") and len(distinct) <= 8:
+        ticks = tuple((value, format_value(value, 4)) for value in distinct)
+    else:
+        ticks = _linear_ticks(low, high)
+    return Axis(path, label, tuple(floats), ticks, low, high)
+
+
+def _space_bounds(kind: str | None, args) -> list[float]:
+    """The bounds of a ranged distribution (`uniform: [lo, hi]`...); [] for choice, grid, randn or no spec."""
+    if kind in (None, "choice", "grid", "randn", "qrandn") or not isinstance(args, list) or len(args) < 2:
+        return []
+    return [float(bound) for bound in args[:2] if _finite(bound)]
+
+
+def _category_axis(path: str, label: str, values: list, listed: list) -> Axis:
+    """Categories at 0, 1, 2...: in the spec's order when it lists them, else in the order of their labels."""
+    names = [format_value(value) for value in listed]
+    for name in sorted({format_value(value) for value in values} - set(names)):
+        names.append(name)
+    positions = tuple(float(names.index(format_value(value))) for value in values)
+    low, high = _bounds([0.0, float(len(names) - 1)])
+    return Axis(path, label, positions, tuple(enumerate(names)), low, high, categories=tuple(names))
+
+
+def _metric_axis(path: str, label: str, values: list[float], best: int | None) -> Axis:
+    """The metric, with the best trial's value marked on its axis (other ticks too close to it left out)."""
+    low, high = _bounds(values)
+    ticks = list(_linear_ticks(low, high))
+    if best is not None:
+        mark = values[best]
+        ticks = [tick for tick in ticks if abs(tick[0] - mark) > 0.08 * (high - low)]
+        ticks.append((mark, f"★ {format_value(mark, 4)}"))
+        ticks.sort()
+    return Axis(path, label, tuple(values), tuple(ticks), low, high)
+
+
+def _bounds(values: list[float]) -> tuple[float, float]:
+    """The range of the values; a single value gets room either side, so that its line sits mid-axis."""
+    low, high = min(values), max(values)
+    if high - low <= 1e-12 * max(1.0, abs(high)):
+        pad = abs(low) * 0.5 or 0.5
+        return low - pad, high + pad
+    return low, high
+
+
+def _spans_decades(values: list[float]) -> bool:
+    """With no spec to tell: positive values spread over two decades or more read better on a log scale."""
+    return all(value > 0 for value in values) and max(values) / min(values) >= 100
+
+
+def _linear_ticks(low: float, high: float, count: int = 5) -> tuple[tuple[float, str], ...]:
+    """Round numbers between low and high, about `count` of them."""
+    span = high - low
+    if span <= 0:
+        return ((low, format_value(low, 4)),)
+    raw = span / (count - 1)
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    first = math.ceil(low / step - 1e-9)
+    ticks = []
+    index = first
+    while index * step <= high + step * 1e-9:
+        value = round(index * step, 12)
+        ticks.append((value, format_value(value, 4)))
+        index += 1
+    return tuple(ticks)
+
+
+def _log_ticks(low: float, high: float) -> tuple[tuple[float, str], ...]:
+    """Positions in log10 between low and high, labelled with real values: decades when there are three or more,
+    else 1-2-5 steps (then finer), else the two ends."""
+    decades = range(math.floor(low) - 1, math.ceil(high) + 1)
+    for multiples, enough in (((1,), 3), ((1, 2, 5), 2), ((1, 1.5, 2, 3, 5, 7), 2)):
+        values = sorted(m * 10.0**exponent for exponent in decades for m in multiples)
+        inside = [v for v in values if low - 1e-9 <= math.log10(v) <= high + 1e-9]
+        if len(inside) >= enough:
+            return tuple((math.log10(v), format_value(v, 3)) for v in inside)
+    return tuple((position, format_value(10**position, 3)) for position in (low, high))
+
+
+def _finite(value) -> bool:
+    return _is_number(value) and math.isfinite(value)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

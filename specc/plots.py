@@ -1,0 +1,201 @@
+"""`specc results RUN_DIR --plot DIR`: the report's plots as PNG files, for a README, a paper or a chat.
+
+`curves_<metric>.png` for each metric the run reported (one line per trial, the best one thick and red), and for
+a search `parallel_coordinates.png` (each sampled hyperparameter against the metric, every axis scaled to its
+range and ticked in real values, lines coloured by the metric, the best trial thick). Drawn with matplotlib's
+Agg backend (no display needed); needs the `report` extra, imported only when plots are written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from specc.errors import UsageError
+from specc.history import Curve, Parallel, curves, metric_names, parallel
+from specc.report import BEST, METRIC_COLOURS, OTHERS
+from specc.results import RunResults, read_run
+
+LEGEND_UP_TO = 20  # more trials than this: the legend names the best one and counts the others
+DPI = 150
+
+
+def write_plots(run_dir: str | os.PathLike, out_dir: str | os.PathLike) -> list[str]:
+    """Writes the PNG plots of the run in `run_dir` into `out_dir` (made if missing); returns their paths."""
+    results = read_run(run_dir)
+    plt = _pyplot()
+    out_dir = os.fspath(out_dir)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageError(f"{out_dir}: not a directory; --plot takes the directory the PNG files go to")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"{out_dir}: cannot be made: {error.strerror}") from None
+    lines = curves(results)
+    written = []
+    for metric in metric_names(results, lines):
+        figure = _curve_figure(plt, results, lines, metric)
+        written.append(_save(plt, figure, os.path.join(out_dir, f"curves_{_file_part(metric)}.png")))
+    view = parallel(results)
+    if view is not None:
+        written.append(_save(plt, _parallel_figure(plt, view), os.path.join(out_dir, "parallel_coordinates.png")))
+    return written
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise UsageError("plotting needs matplotlib: pip install 'specc[report]'") from None
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _file_part(metric: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", metric) or "metric"
+
+
+def _save(plt, figure, path: str) -> str:
+    """Saves atomically (a temporary file beside `path`, then a rename), with no timestamp in the PNG."""
+    temporary = os.path.join(os.path.dirname(path) or ".", f".{os.path.basename(path)}.tmp")
+    try:
+        figure.savefig(temporary, dpi=DPI, format="png", metadata={"Software": None})
+        os.replace(temporary, path)
+    except OSError as error:
+        raise UsageError(f"{path}: cannot be written: {error.strerror}") from None
+    finally:
+        plt.close(figure)
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    return path
+
+
+def _style(axes) -> None:
+    for side in ("top", "right"):
+        axes.spines[side].set_visible(False)
+    axes.grid(True, color="#e5e5e5", linewidth=0.8)
+    axes.set_axisbelow(True)
+
+
+# Learning curves
+
+
+def _curve_figure(plt, results: RunResults, lines: list[Curve], metric: str):
+    from matplotlib.ticker import MaxNLocator
+
+    many = len(lines) > LEGEND_UP_TO
+    figure, axes = plt.subplots(figsize=(9.5 if results.kind == "tune" and not many else 8, 4.8))
+    _style(axes)
+    if results.kind == "train":
+        _train_lines(axes, results, lines[0], metric)
+        title = f"{metric} per epoch"
+    else:
+        others = [line for line in lines if not line.best]
+        for index, line in enumerate(others):
+            x, y = _points(line, metric)
+            label = line.name + (f" ({line.status})" if line.status and line.status != "completed" else "")
+            axes.plot(
+                x, y, color=OTHERS[index % len(OTHERS)], linewidth=1.4, alpha=0.75, marker="o", markersize=3,
+                linestyle=":" if line.status == "error" else "-", label=None if many else label,
+            )  # fmt: skip
+        for line in lines:
+            if line.best:
+                x, y = _points(line, metric)
+                axes.plot(
+                    x, y, color=BEST, linewidth=3.2, marker="o", markersize=6, label=f"{line.name} (best)", zorder=5
+                )
+        if many:
+            axes.plot([], [], color="#999999", linewidth=1.4, label=f"{len(others)} other trials")
+        count = len(lines)
+        title = f"{metric} per epoch: {count} trial{'s' * (count != 1)}"
+    axes.set_title(title, loc="left", fontsize=13, fontweight="bold")
+    axes.set_xlabel("epoch")
+    axes.set_ylabel(metric)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if axes.get_legend_handles_labels()[0]:
+        if results.kind == "tune":
+            axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8.5, frameon=False)
+        else:
+            axes.legend(fontsize=9, frameon=False)
+    figure.tight_layout()
+    return figure
+
+
+def _points(line: Curve, metric: str) -> tuple[list, list]:
+    points = [(epoch["epoch"], epoch.get(metric)) for epoch in line.epochs]
+    points = [(x, y) for x, y in points if isinstance(y, (int, float)) and not isinstance(y, bool)]
+    return [x for x, _ in points], [y for _, y in points]
+
+
+def _train_lines(axes, results: RunResults, line: Curve, metric: str) -> None:
+    x, y = _points(line, metric)
+    axes.plot(x, y, color=OTHERS[0], linewidth=2.4, marker="o", markersize=4, label=metric)
+    if results.best_row is None:
+        return
+    row = results.rows[results.best_row]
+    if isinstance(row.get(metric), (int, float)) and row.get("epoch") is not None:
+        label = "best epoch" if results.metric else "last epoch (kept)"
+        axes.plot([row["epoch"]], [row[metric]], linestyle="none", marker="*", markersize=17, color=BEST,
+                  markeredgecolor="white", label=label, zorder=5)  # fmt: skip
+
+
+# Parallel coordinates
+
+
+def _parallel_figure(plt, view: Parallel):
+    import matplotlib.patheffects as effects
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    count = len(view.axes)
+    figure, axes = plt.subplots(figsize=(max(7.5, 2.1 * count + 2.0), 5.4))
+    from matplotlib.colors import LinearSegmentedColormap
+
+    colormap = LinearSegmentedColormap.from_list("metric", [(at, colour) for at, colour in METRIC_COLOURS])
+    if view.mode == "min":
+        colormap = colormap.reversed()
+    low, high = min(view.metric), max(view.metric)
+    norm = Normalize(vmin=low, vmax=high if high > low else low + 1)
+    xs = list(range(count))
+
+    def y(axis, value):
+        return (value - axis.low) / (axis.high - axis.low)
+
+    order = [i for i in range(len(view.trials)) if i != view.best] + ([view.best] if view.best is not None else [])
+    for i in order:
+        ys = [y(axis, axis.values[i]) for axis in view.axes]
+        color = colormap(norm(view.metric[i]))
+        if i == view.best:
+            outline = [effects.withStroke(linewidth=6.5, foreground="white")]
+            axes.plot(xs, ys, color=color, linewidth=3.5, zorder=5, path_effects=outline,
+                      label=f"best trial {view.trials[i]}", solid_capstyle="round")  # fmt: skip
+        else:
+            axes.plot(xs, ys, color=color, linewidth=1.4, alpha=0.8, zorder=3)
+    for x, axis in zip(xs, view.axes, strict=True):
+        last = x == count - 1  # the metric: ticks to the right, where no line comes in
+        axes.axvline(x, color="#444444", linewidth=1.0, zorder=1)
+        for position, text in axis.ticks:
+            at = y(axis, position)
+            if -0.001 <= at <= 1.001:
+                axes.plot([x, x + 0.03] if last else [x - 0.03, x], [at, at], color="#444444", linewidth=1.0, zorder=1)
+                bold = "bold" if text.startswith("★") else "normal"
+                label = text.replace("★ ", "best ")
+                axes.text(x + 0.05 if last else x - 0.05, at, label, ha="left" if last else "right", va="center",
+                          fontsize=8.5, color="#333333", fontweight=bold, zorder=6,
+                          bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 0.5})  # fmt: skip
+        axes.text(x, 1.04, axis.label, ha="center", va="bottom", fontsize=10.5, fontweight="bold")
+    axes.set_xlim(-0.6, count - 0.4)
+    axes.set_ylim(-0.03, 1.1)
+    axes.axis("off")
+    colorbar = figure.colorbar(ScalarMappable(norm=norm, cmap=colormap), ax=axes, fraction=0.03, pad=0.02)
+    colorbar.set_label(f"best {view.metric_name}")
+    title = f"Hyperparameters against {view.metric_name}: {len(view.trials)} trial{'s' * (len(view.trials) != 1)}"
+    if view.left_out:
+        title += f" ({len(view.left_out)} without {view.metric_name} left out)"
+    axes.set_title(title, loc="left", fontsize=13, fontweight="bold", pad=26)
+    if view.best is not None:
+        axes.legend(loc="lower left", bbox_to_anchor=(0.0, -0.1), fontsize=9, frameon=False)
+    figure.tight_layout()
+    return figure
