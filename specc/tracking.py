@@ -31,7 +31,9 @@ def tracking_context(plan) -> dict:
     e = plan.experiment
     callbacks = e.run.callbacks
     named = [WHERE[callback] for callback in callbacks]
+    files = [callback for callback in callbacks if callback in ("csv", "json", "tensorboard")]
     return {
+        "file_trackers": bool(files),
         "tracked_to": ", ".join(named[:-1]) + (" and " if len(named) > 1 else "") + (named[-1] if named else ""),
         "in_process_tracking": bool(callbacks) and plan.shape == "train" and e.scaling.num_workers == 0,
     }

@@ -280,12 +280,17 @@ def make_trainer(config, scaling, name, storage_path, max_failures, datasets=Non
 
 
 class Tracking(ray.train.UserCallback):
-    """run.callbacks for a Ray Train run (Ray Tune's logger callbacks need Tune trials). Each epoch worker 0
-    reports goes to progress.csv and TensorBoard event files.
+    """run.callbacks for a Ray Train run (Ray Tune's logger callbacks need Tune trials). Each epoch that worker 0
+    reports is logged to progress.csv and TensorBoard event files.
     Ray Train calls it in its controller process after every report: what it writes to is opened there, at
     the first report, and closed after the last epoch."""
 
     def __init__(self, run_dir, config, max_failures):
+        if "://" in run_dir:  # Ray Tune moves a search's files to URIs itself; here they are plain file writes
+            raise SystemExit(
+                "run.callbacks csv, json and tensorboard write local files in a Ray Train run: "
+                f"its storage_path must be a local or mounted path, not {run_dir}"
+            )
         self.run_dir, self.config, self.failures_left = run_dir, config, max_failures
         self.opened = False
 

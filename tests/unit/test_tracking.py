@@ -70,7 +70,7 @@ def without(monkeypatch):
                 "CSVLoggerCallback()",
                 "JsonLoggerCallback()",
                 "MLflowLoggerCallback(mlflow_uri(run_dir), experiment_name=RUN_NAME)",
-                "WandbLoggerCallback(project=RUN_NAME, mode=wandb_mode(), dir=run_dir)",
+                "WandbLoggerCallback(project=RUN_NAME, **wandb_options(run_dir))",
             ],
         ),
     ],
@@ -172,3 +172,24 @@ def test_the_validate_cli_warns_and_still_passes(write_spec, without, capsys):
     assert main(["validate", str(spec), "--format", "json"]) == 0
     (problem,) = json.loads(capsys.readouterr().out)
     assert (problem["code"], problem["line"], problem["column"]) == ("W302", 9, 15)
+
+
+def test_a_uri_storage_path_is_refused_before_a_training_run_writes_local_files(write_spec, monkeypatch):
+    """Tune moves a search's logger files to a URI storage_path itself; a Ray Train run's tracker writes plain
+    files, so it says so up front instead of failing in Ray's controller at the first epoch."""
+    script = script_of(write_spec, TRAIN.format(framework="torch", workers=1, callbacks="[json, mlflow]"))
+    with pytest.raises(SystemExit, match=r"local or mounted path, not s3://bucket/runs/tracked$"):
+        script.Tracking("s3://bucket/runs/tracked", script.CONFIG, 0)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    with pytest.raises(SystemExit, match="set MLFLOW_TRACKING_URI"):
+        script.mlflow_uri("s3://bucket/runs/tracked")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://mlflow.internal:5000")
+    assert script.mlflow_uri("s3://bucket/runs/tracked") == "http://mlflow.internal:5000"
+    assert script.mlflow_uri("/runs/tracked") == "http://mlflow.internal:5000"
+
+
+def test_remote_trackers_alone_take_a_uri_storage_path(write_spec):
+    script = script_of(write_spec, TRAIN.format(framework="torch", workers=1, callbacks="[wandb]"))
+    assert script.Tracking("s3://bucket/runs/tracked", script.CONFIG, 0).run_dir == "s3://bucket/runs/tracked"
+    assert script.wandb_options("s3://bucket/runs/tracked")["dir"] is None  # wandb's default ./wandb then
+    assert script.wandb_options("/runs/tracked")["dir"] == "/runs/tracked"
