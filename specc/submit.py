@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import secrets
 import shlex
+import signal
 import socket
 import sys
 import tempfile
@@ -172,10 +173,36 @@ def follow(address: str, job_id: str, out=None) -> str:
             out.write(chunk)
             out.flush()
 
+    async def until_interrupted() -> bool:
+        """Tails the logs until the job ends (False) or Ctrl-C (True). Ctrl-C is caught here, not left to
+        asyncio.run's cancellation of the tail, which did not always surface as KeyboardInterrupt."""
+        loop, interrupted = asyncio.get_running_loop(), asyncio.Event()
+        previous = signal.signal(signal.SIGINT, lambda *_: loop.call_soon_threadsafe(interrupted.set))
+        try:
+            logs, interrupt = asyncio.ensure_future(tail()), asyncio.ensure_future(interrupted.wait())
+            await asyncio.wait({logs, interrupt}, return_when=asyncio.FIRST_COMPLETED)
+            if interrupted.is_set():
+                return True
+            interrupt.cancel()
+            logs.result()  # the job's log stream ended: its own error, if it failed
+            return False
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    loop = asyncio.new_event_loop()
     try:
-        asyncio.run(tail())
-    except KeyboardInterrupt:
-        raise Detached(job_id, address) from None
+        detached = loop.run_until_complete(until_interrupted())
+    except KeyboardInterrupt:  # before the handler was in place
+        detached = True
+    finally:
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        if pending:  # the log stream's connection, closed briefly; a detach never waits on it for long
+            loop.run_until_complete(asyncio.wait(pending, timeout=2))
+        loop.close()
+    if detached:
+        raise Detached(job_id, address)
     return wait_for_end(jobs, job_id)
 
 

@@ -239,7 +239,7 @@ def test_failed_job_exits_with_its_outcome(cluster, tmp_path):
 
 def test_ctrl_c_detaches_and_the_job_can_be_stopped(cluster, tmp_path):
     record = tmp_path / "where.jsonl"
-    spec = project(tmp_path, spec_text("long", record, workers=0, epochs=500))
+    spec = project(tmp_path, spec_text("long", record, workers=0, epochs=100_000))  # outlives any Ctrl-C
     args = [sys.executable, "-m", "specc", "submit", str(spec), "--address", cluster.dashboard, "--wait"]
     follower = subprocess.Popen(
         args, cwd=tmp_path, env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
