@@ -364,8 +364,8 @@ def working_dir_holds_spec(e: Experiment, at: Locator) -> Iterator[Problem]:
         )
 
 
-def trackers_installed(e: Experiment, at: Locator) -> Iterator[Problem]:
-    from specc.tracking import not_installed
+def extras_installed(e: Experiment, at: Locator) -> Iterator[Problem]:
+    from specc.extras import not_installed
 
     yield from not_installed(e, at, "W302")
 
@@ -387,5 +387,5 @@ RULES = (
     scheduler_budget,
     needs_checkpoints,
     working_dir_holds_spec,
-    trackers_installed,
+    extras_installed,
 )

@@ -71,7 +71,7 @@ CODES: dict[str, tuple[str, str]] = {
     "E404": ("job-failed", "a submitted Ray Job failed, was stopped, or could not be submitted or found"),
     # W3xx: likely mistakes that do not stop a run
     "W301": ("suspicious-mode", "optimising a loss upwards or an accuracy downwards"),
-    "W302": ("not-installed-here", "a run.callbacks tracker whose package is not installed where the spec is checked"),
+    "W302": ("not-installed-here", "a searcher or tracker whose package is not installed where the spec is checked"),
 }
 
 

@@ -7,7 +7,6 @@ exactly the code that is written to the run directory.
 
 from __future__ import annotations
 
-import importlib.util
 import linecache
 import os
 import types
@@ -40,8 +39,7 @@ def run(
 ) -> RunResult:
     from specc import api
 
-    _check_searcher_installed(experiment)
-    _check_trackers_installed(experiment)
+    _check_installed(experiment)
     source = api.compile(experiment, templates=templates)
     module = types.ModuleType(f"specc_run_{experiment.name.replace('-', '_')}")
     module.__file__ = os.path.join(os.getcwd(), "script.py")  # relative paths in the script start here
@@ -73,29 +71,17 @@ def run(
     return RunResult(summary["run_dir"], summary["metrics"], summary["checkpoint"])
 
 
-SEARCHER_MODULES = {"optuna": "optuna", "hyperopt": "hyperopt", "bayesopt": "bayes_opt"}
-
-
-def _check_trackers_installed(experiment: Experiment) -> None:
-    """A run.callbacks tracker whose package is not installed stops the run before Ray starts, at its place."""
+def _check_installed(experiment: Experiment) -> None:
+    """A searcher or tracker whose package is not installed stops the run before Ray starts, located, naming the
+    extra to install (not an ImportError from the script)."""
     from specc.document import SourceMap
+    from specc.extras import not_installed
     from specc.problems import Locator
-    from specc.tracking import not_installed
 
     raw = getattr(experiment, "_raw", None)
     problems = not_installed(experiment, Locator(raw.source if raw else SourceMap()), "E401")
     if problems:
         raise SpecError(problems)
-
-
-def _check_searcher_installed(experiment: Experiment) -> None:
-    """A searcher from an optional extra that is not installed is a problem naming the extra, not an ImportError."""
-    search = experiment.tune.search.type if experiment.tune else None
-    module = SEARCHER_MODULES.get(search)
-    if module and importlib.util.find_spec(module) is None:
-        raw = getattr(experiment, "_raw", None)
-        message = f"search type {search} needs the {module} package, which is not installed"
-        raise SpecError([Problem("E401", message, raw.file if raw else None, hint=f"pip install 'specc[{search}]'")])
 
 
 def ray_is_up() -> bool:

@@ -1,5 +1,5 @@
-"""run.callbacks (SPEC §8): the trackers a run logs each epoch to, what each needs installed, and what the
-compiled script imports for them.
+"""run.callbacks (SPEC §8): the trackers a run logs each epoch to, and what the compiled script imports for them
+(the packages each needs, and the problem when one is missing: extras.py).
 
 With `tune`, the script hands Ray Tune its own logger callbacks (CSVLoggerCallback, JsonLoggerCallback,
 TBXLoggerCallback, MLflowLoggerCallback, WandbLoggerCallback); csv and json are written for every trial in any
@@ -9,10 +9,6 @@ files and runs (Tune's loggers work on Tune trials only).
 
 from __future__ import annotations
 
-import importlib.util
-
-# callback -> (module the run imports, extra that installs it); csv and json need nothing beyond Ray
-PACKAGES = {"tensorboard": ("tensorboardX", "run"), "mlflow": ("mlflow", "mlflow"), "wandb": ("wandb", "wandb")}
 WHERE = {
     "csv": "progress.csv",
     "json": "result.json",
@@ -59,17 +55,3 @@ def tracking_imports(plan) -> tuple[set[str], set[str]]:
     if "wandb" in callbacks:
         modules.add("wandb")
     return modules, froms
-
-
-def not_installed(experiment, at, code: str) -> list:
-    """Each callback whose package is not installed here, as a problem at its place in run.callbacks naming the
-    extra that installs it: a warning (W302) from validate, where the run may happen on another machine; an
-    error (E401) before a run starts here."""
-    problems = []
-    for index, callback in enumerate(experiment.run.callbacks):
-        module, extra = PACKAGES.get(callback, (None, None))
-        if module is None or importlib.util.find_spec(module) is not None:
-            continue
-        message = f"callback {callback} needs the {module} package, which is not installed here"
-        problems.append(at(code, message, ("run", "callbacks", index), f"pip install 'specc[{extra}]'"))
-    return problems

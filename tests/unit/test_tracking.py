@@ -193,3 +193,17 @@ def test_remote_trackers_alone_take_a_uri_storage_path(write_spec):
     assert script.Tracking("s3://bucket/runs/tracked", script.CONFIG, 0).run_dir == "s3://bucket/runs/tracked"
     assert script.wandb_options("s3://bucket/runs/tracked")["dir"] is None  # wandb's default ./wandb then
     assert script.wandb_options("/runs/tracked")["dir"] == "/runs/tracked"
+
+
+def test_a_missing_searcher_package_is_located_like_a_trackers(write_spec, without):
+    """tune.search.type optuna|hyperopt|bayesopt needs its extra: the same warning from validate, and the same
+    error before a run, at the search type."""
+    without("optuna")
+    spec = write_spec(SEARCH.format(callbacks="[]").replace("  space:", "  search: {type: optuna}\n  space:"))
+    (warning,) = api.validate([spec])
+    assert (warning.code, warning.path, warning.hint) == ("W302", "tune.search.type", "pip install 'specc[optuna]'")
+    assert (warning.line, warning.column) == (12, 18)
+    assert warning.message == "search type optuna needs the optuna package, which is not installed here"
+    with pytest.raises(SpecError) as raised:
+        run(api.load(spec), storage_path="unused")
+    assert located(raised.value.problems) == [("E401", 12, 18, "tune.search.type")]
