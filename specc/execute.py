@@ -96,10 +96,7 @@ def _check_shipment(module, storage: str, spec_file: str | None) -> None:
     from specc import shipping
 
     root = os.path.normpath(os.path.join(os.path.dirname(module.__file__), module.WORKING_DIR))
-    below = shipping.anchored(storage, root) if "://" not in storage else None
-    problem = shipping.size_problem(shipping.measure(root, module.EXCLUDES + ([below] if below else [])), spec_file)
-    if problem:
-        raise SpecError([problem])
+    shipping.checked(root, module.EXCLUDES + shipping.storage_exclude(storage, root), spec_file)
 
 
 def _start_ray(module, address: str | None, storage: str, spec_file: str | None, quiet: bool = False) -> bool:

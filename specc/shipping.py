@@ -14,9 +14,9 @@ Nothing here imports Ray but `measure`, which walks the directory with Ray's own
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from specc.errors import Problem
+from specc.errors import Problem, SpecError
 from specc.spec import Experiment
 
 ALWAYS_EXCLUDED = (
@@ -31,7 +31,6 @@ ALWAYS_EXCLUDED = (
     ".ruff_cache",
     ".ipynb_checkpoints",
 )
-RAY_UPLOAD_LIMIT = 512 * 1024 * 1024  # Ray's GCS_STORAGE_MAX_SIZE (its gRPC message limit): measure() reads Ray's
 
 
 def spec_dir(spec_file: str) -> str:
@@ -54,8 +53,8 @@ def working_dir(experiment: Experiment, spec_file: str) -> str:
 
 
 def excludes(experiment: Experiment, spec_file: str) -> list[str]:
-    """Ray `excludes` patterns for the working directory (the run storage path is added at run time, where it
-    is known: see `storage_exclude`)."""
+    """Ray `excludes` patterns for the working directory (the run storage path is added where it is known:
+    `storage_exclude`)."""
     patterns = list(ALWAYS_EXCLUDED)
     if experiment.cluster.excludes is not None:
         return patterns + list(experiment.cluster.excludes)
@@ -72,6 +71,24 @@ def anchored(path: str, root: str) -> str | None:
     if relative == "." or relative.startswith(".."):
         return None
     return "/" + relative.replace(os.sep, "/")
+
+
+def storage_exclude(storage: str, root: str) -> list[str]:
+    """The run storage path as an exclude pattern when it lies below the working directory `root` (runs do not
+    travel with the next job), else nothing; a URI never does."""
+    below = anchored(storage, root) if "://" not in storage else None
+    return [below] if below else []
+
+
+def checked(root: str, patterns: list[str], spec_file: str | None, shown_as: str | None = None) -> Package:
+    """What Ray would upload from `root`, measured; one larger than Ray takes is refused (E403) before anything
+    is sent. `shown_as`: the directory the user knows, when `root` is a staging copy."""
+    package = measure(root, patterns)
+    package = replace(package, root=shown_as) if shown_as else package
+    problem = size_problem(package, spec_file)
+    if problem:
+        raise SpecError([problem])
+    return package
 
 
 def spec_dir_in_working_dir(experiment: Experiment, spec_file: str) -> str:

@@ -21,11 +21,12 @@ import socket
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from specc import shipping
 from specc.errors import Problem, SpecError, UsageError
+from specc.fragments import runtime_env_of
 from specc.spec import Experiment
 
 TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
@@ -118,9 +119,7 @@ def submit(
     root = shipping.working_dir(experiment, spec_file)
     shipped = shipping.needs_working_dir(experiment)  # else the job's working directory is the script alone
     storage = storage_for_job(experiment, storage_path)
-    excludes = shipping.excludes(experiment, spec_file)
-    below = shipping.anchored(storage, root) if "://" not in storage else None
-    excludes += [below] if below else []
+    excludes = shipping.excludes(experiment, spec_file) + shipping.storage_exclude(storage, root)
     url = dashboard_address(address)
     jobs = client(url)
     script = script_name(experiment, root)
@@ -139,23 +138,13 @@ def submit(
             os.symlink(os.path.join(root, entry), os.path.join(staged, entry))
         with open(os.path.join(staged, script), "w", encoding="utf-8") as out:
             out.write(source)
-        package = replace(shipping.measure(staged, excludes), root=root if shipped else f"{script} alone")
-        problem = shipping.size_problem(package, spec_file)
-        if problem:
-            raise SpecError([problem])
-        runtime_env = {**_spec_runtime_env(experiment), "working_dir": staged, "excludes": excludes}
+        package = shipping.checked(staged, excludes, spec_file, shown_as=root if shipped else f"{script} alone")
+        runtime_env = {**runtime_env_of(experiment), "working_dir": staged, "excludes": excludes}
         try:
             jobs.submit_job(entrypoint=entrypoint, submission_id=identifier, runtime_env=runtime_env, metadata=metadata)
         except (RuntimeError, ValueError) as error:
             raise SpecError([Problem("E404", f"the cluster at {url} refused the job: {error}", spec_file)]) from None
     return Submitted(identifier, url, entrypoint, storage, package)
-
-
-def _spec_runtime_env(experiment: Experiment) -> dict:
-    """cluster.runtime_env as the compiled script's RUNTIME_ENV holds it (tensorflow's TF_USE_LEGACY_KERAS too)."""
-    from specc.fragments import runtime_env_of
-
-    return runtime_env_of(experiment)
 
 
 # -- following a job -------------------------------------------------------------------------------------------

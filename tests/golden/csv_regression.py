@@ -493,7 +493,8 @@ def job_runtime_env(address, storage_path):
     if joins_cluster(address) and "working_dir" not in job:
         root = os.path.normpath(os.path.join(HERE, WORKING_DIR))
         below = ".." if "://" in storage_path else os.path.relpath(storage_path, root)
-        runtime_env.update(working_dir=root, excludes=EXCLUDES + ([] if below.startswith("..") else ["/" + below]))
+        inside = below != "." and not below.startswith("..")  # the working directory itself is not left behind
+        runtime_env.update(working_dir=root, excludes=EXCLUDES + (["/" + below] if inside else []))
     env_vars = {
         name: value for name, value in runtime_env.pop("env_vars", {}).items() if name not in job.get("env_vars", {})
     }

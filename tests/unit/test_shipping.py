@@ -59,6 +59,18 @@ def test_joining_a_cluster_ships_the_specs_directory(project):
     assert module.job_runtime_env("ray://head:10001", "s3://bucket/runs")["excludes"] == list(shipping.ALWAYS_EXCLUDED)
 
 
+@pytest.mark.parametrize("storage", [".", "runs", "runs/deeper", "..", "../elsewhere", "/elsewhere/runs"])
+def test_the_script_leaves_the_storage_path_behind_as_specc_measures_it(project, monkeypatch, storage):
+    """The compiled script and specc's size check (shipping.storage_exclude) agree on what stays behind; the
+    working directory itself as storage path must not exclude everything (Ray would ship no file at all)."""
+    monkeypatch.chdir(project.parent)
+    module = script(project)
+    storage = os.path.abspath(storage)
+    env = module.job_runtime_env("10.0.0.1:6379", storage)
+    assert env["excludes"] == [*shipping.ALWAYS_EXCLUDED, *shipping.storage_exclude(storage, str(project.parent))]
+    assert "/." not in env["excludes"]
+
+
 def test_ray_address_in_the_environment_joins_a_cluster(project, monkeypatch):
     module = script(project)
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
