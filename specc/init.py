@@ -6,7 +6,7 @@ import os
 import re
 
 from specc.errors import UsageError
-from specc.spec.base import NAME_PATTERN
+from specc.spec.base import NAME_PATTERN, PATTERN_MEANINGS
 
 FRAMEWORKS = ("torch", "tensorflow")
 
@@ -15,10 +15,8 @@ def starter(name: str, framework: str = "torch", tune: bool = False, file: str |
     """The starter spec's text; `file` is how its comments name it (default NAME.yaml)."""
     from specc.render import environment
 
-    if not re.match(NAME_PATTERN, name):
-        raise UsageError(
-            f"{name!r} is not a spec name: lowercase letters, digits, '-' and '_', not starting with '-' or '_'"
-        )
+    if not re.fullmatch(NAME_PATTERN, name):  # fullmatch: `$` alone lets a trailing newline through
+        raise UsageError(f"{name!r} is not a spec name: {PATTERN_MEANINGS[NAME_PATTERN]}")
     if framework not in FRAMEWORKS:
         raise UsageError(f"framework {framework!r}: one of {', '.join(FRAMEWORKS)}")
     template = environment().get_template("init/spec.yaml.j2")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import urllib.parse
 
 from specc import __version__
 from specc.errors import CODES, Problem
@@ -93,7 +94,8 @@ def _sarif_result(problem: Problem, rule_index: int) -> dict:
         message += f" Hint: {problem.hint}"
     result = {"ruleId": problem.code, "ruleIndex": rule_index, "level": problem.severity, "message": {"text": message}}
     if problem.file:
-        location: dict = {"artifactLocation": {"uri": problem.file.replace("\\", "/")}}
+        uri = urllib.parse.quote(problem.file.replace("\\", "/"), safe="/")  # a URI reference: spaces, %, : encoded
+        location: dict = {"artifactLocation": {"uri": uri}}
         if problem.line is not None:
             location["region"] = {"startLine": problem.line}
             if problem.column is not None:

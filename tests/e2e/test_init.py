@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from specc.cli import main
+from specc.results import read_run
 
 from .conftest import read_results, run_spec
 
@@ -21,7 +24,9 @@ def test_the_starter_smoke_runs(tmp_path, monkeypatch, local_ray, framework, tun
 
     assert result.run_dir == str(tmp_path / "runs" / "starter")
     if tune:
-        assert result.metrics["val_accuracy"] >= 0.0 and result.checkpoint
+        run = read_run(result.run_dir)
+        assert len(run.rows) == 1 and run.rows[0]["status"] == "completed" and run.rows[0]["epochs"] == 1
+        assert "val_accuracy" in result.metrics and os.path.isdir(result.checkpoint)
     else:
         header, rows = read_results(result.run_dir)
         assert header == ["epoch", "train_loss", "val_loss", "val_accuracy"] and [row["epoch"] for row in rows] == [0]

@@ -21,7 +21,10 @@ def test_each_starter_validates_as_written(tmp_path, monkeypatch, capsys, framew
     experiment = report.experiment
     assert (experiment.name, experiment.framework) == ("my-exp", framework)
     assert (experiment.tune is not None) == bool(extra)
-    assert (experiment.scheduler.type if extra else None) == ("asha" if extra else None)
+    if extra:
+        assert experiment.scheduler.type == "asha"
+    else:
+        assert experiment.scheduler is None
     api.compile(experiment)  # and compiles
     text = (tmp_path / "my-exp.yaml").read_text(encoding="utf-8")
     assert text.startswith("# my-exp: a starter spec") and text.endswith("\n")
@@ -50,9 +53,19 @@ def test_init_into_a_directory_or_a_named_file(tmp_path, monkeypatch, capsys):
     assert "specc run specs/other.yaml --smoke" in (tmp_path / "specs" / "other.yaml").read_text()
 
 
-@pytest.mark.parametrize("name", ["My-Exp", "_x", "a b", "x" * 65])
+@pytest.mark.parametrize("name", ["My-Exp", "_x", "a b", "x" * 65, "abc\n"])
 def test_a_name_that_is_not_a_spec_name_is_refused(tmp_path, monkeypatch, capsys, name):
     monkeypatch.chdir(tmp_path)
     assert main(["init", name]) == 2
     assert "is not a spec name" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_commented_callbacks_line_validates_when_uncommented(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "tracked"]) == 0
+    text = (tmp_path / "tracked.yaml").read_text(encoding="utf-8")
+    assert "  # callbacks: [tensorboard]" in text
+    (tmp_path / "tracked.yaml").write_text(text.replace("  # callbacks: [tensorboard]", "  callbacks: [tensorboard]"))
+    report = api.check_file("tracked.yaml")
+    assert report.ok and report.experiment.run.callbacks == ["tensorboard"]

@@ -33,6 +33,9 @@ def test_sarif_of_every_shape_is_valid_sarif_2_1_0():
     assert [result["level"] for result in results] == ["error", "warning", "error", "error"]
     region = results[0]["locations"][0]["physicalLocation"]["region"]
     assert (region["startLine"], region["startColumn"]) == (6, 20)
+    # artifactLocation.uri is a URI reference (the schema's "format", which its validator does not check itself)
+    uri = results[2]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "specs/missing%2C%20100%25%3A%20odd.yaml"
 
 
 def test_sarif_of_the_whole_invalid_corpus_is_valid(capsys):
@@ -52,6 +55,12 @@ COMMAND = re.compile(rf"^::(error|warning|notice)(?: {PROPERTY}(?:,{PROPERTY})*)
 def test_github_lines_follow_the_workflow_command_grammar(problem):
     (line,) = github([problem]).splitlines()
     assert COMMAND.match(line), line
+
+
+def test_github_escapes_the_file_property():
+    (line,) = github([PROBLEMS[2]]).splitlines()
+    title = "title=specc E001 file-unreadable"
+    assert line == f"::error file=specs/missing%2C 100%25%3A odd.yaml,{title}::cannot read the file: No such file"
 
 
 def test_github_for_the_whole_invalid_corpus(capsys):

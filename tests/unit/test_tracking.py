@@ -58,6 +58,12 @@ def without(monkeypatch):
     return hide
 
 
+@pytest.fixture
+def no_ray(monkeypatch):
+    """A run that gets as far as starting Ray fails the test at once (instead of training into tmp_path)."""
+    monkeypatch.setattr("specc.execute._start_ray", lambda *args, **kwargs: pytest.fail("Ray was started"))
+
+
 @pytest.mark.parametrize(
     ("callbacks", "loggers"),
     [
@@ -155,11 +161,11 @@ def test_a_missing_tracker_package_is_a_located_warning_from_validate(write_spec
     assert [p.hint for p in problems] == ["pip install 'specc[mlflow]'", "pip install 'specc[wandb]'"]
 
 
-def test_a_missing_tracker_package_stops_a_run_before_ray_starts(write_spec, without):
+def test_a_missing_tracker_package_stops_a_run_before_ray_starts(write_spec, without, tmp_path, no_ray):
     without("tensorboardX")
     experiment = api.load(write_spec(TRAIN.format(framework="torch", workers=1, callbacks="[json, tensorboard]")))
     with pytest.raises(SpecError) as raised:
-        run(experiment, storage_path="unused")
+        run(experiment, storage_path=str(tmp_path / "runs"))
     assert located(raised.value.problems) == [("E401", 9, 21, "run.callbacks.1")]
     assert raised.value.problems[0].hint == "pip install 'specc[run]'"
 
@@ -188,14 +194,16 @@ def test_a_uri_storage_path_is_refused_before_a_training_run_writes_local_files(
     assert script.mlflow_uri("/runs/tracked") == "http://mlflow.internal:5000"
 
 
-def test_remote_trackers_alone_take_a_uri_storage_path(write_spec):
+def test_remote_trackers_alone_take_a_uri_storage_path(write_spec, monkeypatch):
     script = script_of(write_spec, TRAIN.format(framework="torch", workers=1, callbacks="[wandb]"))
     assert script.Tracking("s3://bucket/runs/tracked", script.CONFIG, 0).run_dir == "s3://bucket/runs/tracked"
-    assert script.wandb_options("s3://bucket/runs/tracked")["dir"] is None  # wandb's default ./wandb then
-    assert script.wandb_options("/runs/tracked")["dir"] == "/runs/tracked"
+    monkeypatch.delenv("WANDB_MODE", raising=False)
+    assert script.wandb_options("s3://bucket/runs/tracked") == {"mode": "offline", "dir": None}  # wandb's ./wandb
+    monkeypatch.setenv("WANDB_MODE", "online")  # the user's choice stands
+    assert script.wandb_options("/runs/tracked") == {"mode": "online", "dir": "/runs/tracked"}
 
 
-def test_a_missing_searcher_package_is_located_like_a_trackers(write_spec, without):
+def test_a_missing_searcher_package_is_located_like_a_trackers(write_spec, without, tmp_path, no_ray):
     """tune.search.type optuna|hyperopt|bayesopt needs its extra: the same warning from validate, and the same
     error before a run, at the search type."""
     without("optuna")
@@ -205,5 +213,5 @@ def test_a_missing_searcher_package_is_located_like_a_trackers(write_spec, witho
     assert (warning.line, warning.column) == (12, 18)
     assert warning.message == "search type optuna needs the optuna package, which is not installed here"
     with pytest.raises(SpecError) as raised:
-        run(api.load(spec), storage_path="unused")
+        run(api.load(spec), storage_path=str(tmp_path / "runs"))
     assert located(raised.value.problems) == [("E401", 12, 18, "tune.search.type")]
