@@ -103,25 +103,26 @@ class SpecItem(pytest.Item):
             raise SpecProblem(text(report.problems, False).rstrip("\n"))
 
     def _compile(self):
+        """The spec compiles; each committed script compiled from it (build/<stem>.py, specc_compiled) is current."""
         from specc import api
-        from specc.stale import compiled_from
+        from specc.stale import compare, compiled_from
 
-        if not api.check_file(self._spec()).ok:
+        report = api.check_file(self._spec())
+        if not report.ok:
             pytest.skip("the spec does not validate: see its validate item")
-        experiment = self._load()
-        api.compile(experiment)
         spec = os.path.normpath(self._spec())
         rootdir = self.config.invocation_params.dir
-        candidates = [rootdir / "build" / f"{self.path.stem}.py", *self.config.getini("specc_compiled")]
-        for script in candidates:
-            script = Path(script)
-            named = compiled_from(str(script)) if script.is_file() else None
-            if named is None or os.path.normpath(named) != spec:
-                continue
-            shown = os.path.relpath(script, rootdir)
-            if script.read_text(encoding="utf-8") != api.compile(experiment, shown):
-                remedy = f"run `specc compile {spec} -o {shown}`"
-                raise SpecProblem(f"{shown} is stale: {spec} compiles to something else; {remedy}")
+        candidates = [rootdir / "build" / f"{self.path.stem}.py", *map(Path, self.config.getini("specc_compiled"))]
+        committed = [
+            os.path.relpath(script, rootdir)
+            for script in candidates
+            if script.is_file() and os.path.normpath(compiled_from(str(script)) or "") == spec
+        ]
+        for script in committed:
+            if finding := compare(script, spec, report.experiment):
+                raise SpecProblem(str(finding))
+        if not committed:
+            api.compile(report.experiment)
 
     def _smoke(self):
         import tempfile

@@ -55,16 +55,25 @@ def check(paths: list[str] | None = None, templates=None) -> tuple[int, list[Fin
     scripts = [(script, spec) for script in (paths or tracked_python_files()) if (spec := compiled_from(script))]
     findings = []
     for script, spec in scripts:
-        remedy = f"run `specc compile {spec} -o {script}`"
         if not os.path.isfile(spec):
             findings.append(Finding(script, spec, f"compiled from {spec}, which does not exist"))
             continue
         try:
-            expected = api.compile(api.load(spec), script, templates)
+            experiment = api.load(spec)
         except SpecError as error:
             findings.append(Finding(script, spec, f"its spec {spec} has problems:\n{error}"))
             continue
-        with open(script, encoding="utf-8") as handle:
-            if handle.read() != expected:
-                findings.append(Finding(script, spec, f"stale: {spec} compiles to something else; {remedy}"))
+        if finding := compare(script, spec, experiment, templates):
+            findings.append(finding)
     return len(scripts), findings
+
+
+def compare(script: str, spec: str, experiment, templates=None) -> Finding | None:
+    """A finding when `script` is not exactly what `experiment` (read from `spec`) compiles to at that path."""
+    from specc import api
+
+    with open(script, encoding="utf-8") as handle:
+        if handle.read() == api.compile(experiment, script, templates):
+            return None
+    remedy = f"run `specc compile {spec} -o {script}`"
+    return Finding(script, spec, f"stale: {spec} compiles to something else; {remedy}")

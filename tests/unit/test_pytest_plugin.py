@@ -45,8 +45,11 @@ def test_a_bad_spec_fails_with_its_located_problem_not_a_traceback(project):
 
 def test_ini_paths_and_test_paths_together(project):
     project.makeini("[pytest]\nspecc_paths = specs\n")
-    result = project.runpytest_subprocess("test_other.py", "-p", "no:cacheprovider")
+    project.mkdir("other")
+    project.path.joinpath("other", "x.yaml").write_text(GOOD)  # a spec outside specc_paths: pytest's, not ours
+    result = project.runpytest_subprocess("test_other.py", "other", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)  # the test file given, and the specs of the ini file
+    assert "other/x.yaml" not in result.stdout.str()
 
 
 def test_a_committed_compiled_script_is_checked(project, monkeypatch):
@@ -58,7 +61,7 @@ def test_a_committed_compiled_script_is_checked(project, monkeypatch):
     result = project.runpytest_subprocess("--specc", "specs", "-p", "no:cacheprovider")
 
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["build/good.py is stale: specs/good.yaml compiles to something else; run *"])
+    result.stdout.fnmatch_lines(["build/good.py: stale: specs/good.yaml compiles to something else; run *"])
 
 
 @pytest.mark.slow
