@@ -439,7 +439,7 @@ def cmd_results(args) -> int:
     if args.plot is not None:
         from specc.plots import write_plots
 
-        written = write_plots(args.run_dir, args.plot)
+        written = write_plots(results, args.plot)
     sys.stdout.write(render(results, args.format))
     for path in written:  # after the table; beside csv or json, on stderr, so that stdout stays one document
         print(path, file=sys.stdout if args.format == "text" else sys.stderr)

@@ -16,7 +16,7 @@ import math
 import os
 from dataclasses import dataclass
 
-from specc.results import RunResults, decode_cell, format_value, resolved_spec, short_names
+from specc.results import RunResults, decode_cell, format_value, is_number, resolved_spec, short_names
 
 # What Ray adds to every reported result: bookkeeping, not a metric of the model.
 RAY_KEYS = frozenset(
@@ -43,7 +43,15 @@ RAY_KEYS = frozenset(
         "experiment_tag",
     }
 )
-LOG_KINDS = ("loguniform", "qloguniform", "lograndint", "qlograndint")
+
+
+# How the report and the plots draw trials, alike.
+BEST = "#d62728"  # the best trial, wherever it is drawn
+OTHERS = ("#4e79a7", "#f28e2b", "#76b7b2", "#59a14f", "#b07aa1", "#9c755f", "#edc948", "#ff9da7", "#bab0ac")
+# Lines coloured by the metric, worst to best: pale and quiet, then blue, then the best trial's red. (Viridis
+# would end in a yellow that is hard to see on white, and the best lines are the ones to see.)
+METRIC_COLOURS = ((0.0, "#aab7cb"), (0.45, "#6f8fc0"), (0.8, "#4b3f9e"), (1.0, BEST))
+LEGEND_UP_TO = 20  # more trials than this: a legend names the best one only
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,12 @@ class Curve:
     config: dict
     epochs: tuple[dict, ...]
     best: bool
+
+    def points(self, metric: str) -> tuple[list, list]:
+        """(epochs, values) where the metric was reported as a number."""
+        pairs = [(epoch["epoch"], epoch.get(metric)) for epoch in self.epochs]
+        pairs = [(x, y) for x, y in pairs if is_number(y)]
+        return [x for x, _ in pairs], [y for _, y in pairs]
 
 
 def curves(results: RunResults) -> list[Curve]:
@@ -123,9 +137,9 @@ def _in_epoch_order(reported: list[dict]) -> tuple[dict, ...]:
     by_epoch: dict = {}
     for place, result in enumerate(reported):
         epoch = result.get("epoch")
-        if not _is_number(epoch):
+        if not is_number(epoch):
             iteration = result.get("training_iteration")
-            epoch = iteration - 1 if _is_number(iteration) else place
+            epoch = iteration - 1 if is_number(iteration) else place
         by_epoch[epoch] = {**result, "epoch": epoch}
     return tuple(by_epoch[epoch] for epoch in sorted(by_epoch))
 
@@ -141,12 +155,12 @@ def metric_names(results: RunResults, lines: list[Curve]) -> list[str]:
             seen: dict[str, None] = {}
             for line in lines:
                 for epoch in line.epochs:
-                    seen.update((key, None) for key, value in epoch.items() if _is_number(value))
+                    seen.update((key, None) for key, value in epoch.items() if is_number(value))
             names = [name for name in seen if name not in RAY_KEYS]
     if results.metric in names:
         names.remove(results.metric)
         names.insert(0, results.metric)
-    plotted = [name for name in names if any(_is_number(epoch.get(name)) for line in lines for epoch in line.epochs)]
+    plotted = [name for name in names if any(is_number(epoch.get(name)) for line in lines for epoch in line.epochs)]
     return plotted
 
 
@@ -233,7 +247,8 @@ def _parameter_axis(path: str, label: str, values: list, entry: dict | None) -> 
         listed = args if kind in ("choice", "grid") and isinstance(args, list) else []
         return _category_axis(path, label, values, listed)
     floats = [float(value) for value in values]
-    log = kind in LOG_KINDS if kind else _spans_decades(floats)
+    distribution = _distributions().get(kind)
+    log = distribution.log if distribution else _spans_decades(floats)
     reach = floats + _space_bounds(kind, args)  # the axis spans the space searched, not only what was sampled
     if log and all(value > 0 for value in reach):
         scaled = [math.log10(value) for value in floats]
@@ -248,9 +263,17 @@ def _parameter_axis(path: str, label: str, values: list, entry: dict | None) -> 
     return Axis(path, label, tuple(floats), ticks, low, high)
 
 
+def _distributions() -> dict:
+    """The spec's distributions by kind: whether each samples on a log scale, whether its args are [lo, hi, ...]."""
+    from specc.spec.space import DISTRIBUTIONS
+
+    return {distribution.kind: distribution for distribution in DISTRIBUTIONS}
+
+
 def _space_bounds(kind: str | None, args) -> list[float]:
     """The bounds of a ranged distribution (`uniform: [lo, hi]`...); [] for choice, grid, randn or no spec."""
-    if kind in (None, "choice", "grid", "randn", "qrandn") or not isinstance(args, list) or len(args) < 2:
+    distribution = _distributions().get(kind)
+    if distribution is None or not distribution.ranged or not isinstance(args, list) or len(args) < 2:
         return []
     return [float(bound) for bound in args[:2] if _finite(bound)]
 
@@ -322,8 +345,4 @@ def _log_ticks(low: float, high: float) -> tuple[tuple[float, str], ...]:
 
 
 def _finite(value) -> bool:
-    return _is_number(value) and math.isfinite(value)
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return is_number(value) and math.isfinite(value)

@@ -12,17 +12,16 @@ import os
 import re
 
 from specc.errors import UsageError
-from specc.history import Curve, Parallel, curves, metric_names, parallel
-from specc.report import BEST, METRIC_COLOURS, OTHERS
+from specc.history import BEST, LEGEND_UP_TO, METRIC_COLOURS, OTHERS, Curve, Parallel, curves, metric_names, parallel
 from specc.results import RunResults, read_run
 
-LEGEND_UP_TO = 20  # more trials than this: the legend names the best one and counts the others
 DPI = 150
 
 
-def write_plots(run_dir: str | os.PathLike, out_dir: str | os.PathLike) -> list[str]:
-    """Writes the PNG plots of the run in `run_dir` into `out_dir` (made if missing); returns their paths."""
-    results = read_run(run_dir)
+def write_plots(run: RunResults | str | os.PathLike, out_dir: str | os.PathLike) -> list[str]:
+    """Writes the PNG plots of a run (its directory, or the run already read) into `out_dir` (made if missing);
+    returns their paths."""
+    results = run if isinstance(run, RunResults) else read_run(run)
     plt = _pyplot()
     out_dir = os.fspath(out_dir)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
@@ -58,17 +57,20 @@ def _file_part(metric: str) -> str:
 
 
 def _save(plt, figure, path: str) -> str:
-    """Saves atomically (a temporary file beside `path`, then a rename), with no timestamp in the PNG."""
-    temporary = os.path.join(os.path.dirname(path) or ".", f".{os.path.basename(path)}.tmp")
+    """Saves whole or not at all (files.write_atomic), with no timestamp in the PNG."""
+    import io
+
+    from specc.files import write_atomic
+
+    png = io.BytesIO()
     try:
-        figure.savefig(temporary, dpi=DPI, format="png", metadata={"Software": None})
-        os.replace(temporary, path)
-    except OSError as error:
-        raise UsageError(f"{path}: cannot be written: {error.strerror}") from None
+        figure.savefig(png, dpi=DPI, format="png", metadata={"Software": None})
     finally:
         plt.close(figure)
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+    try:
+        write_atomic(path, png.getvalue())
+    except OSError as error:
+        raise UsageError(f"{path}: cannot be written: {error.strerror}") from None
     return path
 
 
@@ -94,7 +96,7 @@ def _curve_figure(plt, results: RunResults, lines: list[Curve], metric: str):
     else:
         others = [line for line in lines if not line.best]
         for index, line in enumerate(others):
-            x, y = _points(line, metric)
+            x, y = line.points(metric)
             label = line.name + (f" ({line.status})" if line.status and line.status != "completed" else "")
             axes.plot(
                 x, y, color=OTHERS[index % len(OTHERS)], linewidth=1.4, alpha=0.75, marker="o", markersize=3,
@@ -102,7 +104,7 @@ def _curve_figure(plt, results: RunResults, lines: list[Curve], metric: str):
             )  # fmt: skip
         for line in lines:
             if line.best:
-                x, y = _points(line, metric)
+                x, y = line.points(metric)
                 axes.plot(
                     x, y, color=BEST, linewidth=3.2, marker="o", markersize=6, label=f"{line.name} (best)", zorder=5
                 )
@@ -123,14 +125,8 @@ def _curve_figure(plt, results: RunResults, lines: list[Curve], metric: str):
     return figure
 
 
-def _points(line: Curve, metric: str) -> tuple[list, list]:
-    points = [(epoch["epoch"], epoch.get(metric)) for epoch in line.epochs]
-    points = [(x, y) for x, y in points if isinstance(y, (int, float)) and not isinstance(y, bool)]
-    return [x for x, _ in points], [y for _, y in points]
-
-
 def _train_lines(axes, results: RunResults, line: Curve, metric: str) -> None:
-    x, y = _points(line, metric)
+    x, y = line.points(metric)
     axes.plot(x, y, color=OTHERS[0], linewidth=2.4, marker="o", markersize=4, label=metric)
     if results.best_row is None:
         return

@@ -17,16 +17,21 @@ import os
 
 from specc import __version__
 from specc.errors import UsageError
-from specc.history import Curve, Parallel, curves, metric_names, parallel
-from specc.results import STATUS_ORDER, RunResults, format_value, read_run, short_names
+from specc.history import BEST, LEGEND_UP_TO, METRIC_COLOURS, OTHERS, Curve, Parallel, curves, metric_names, parallel
+from specc.results import (
+    STATUS_ORDER,
+    RunResults,
+    best_config,
+    best_metrics,
+    best_trial_metrics,
+    best_value,
+    format_value,
+    is_number,
+    read_run,
+    short_names,
+)
 
-BEST = "#d62728"  # the best trial, wherever it is drawn
-OTHERS = ("#4e79a7", "#f28e2b", "#76b7b2", "#59a14f", "#b07aa1", "#9c755f", "#edc948", "#ff9da7", "#bab0ac")
-# Lines coloured by the metric, worst to best: pale and quiet, then blue, then the best trial's red. (Viridis
-# would end in a yellow that is hard to see on white, and the best lines are the ones to see.)
-METRIC_COLOURS = ((0.0, "#aab7cb"), (0.45, "#6f8fc0"), (0.8, "#4b3f9e"), (1.0, BEST))
 FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif'
-LEGEND_UP_TO = 20  # more trials than this: only the best one is named in a curve's legend
 NUMBER = ' class="number"'
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 
@@ -144,24 +149,17 @@ def _best_block(results: RunResults) -> str:
         what = html.escape(results.metric or "a metric")
         return f'<section class="best"><p>No best {noun}: none reported {what}.</p></section>'
     row = results.rows[results.best_row]
-    best_metrics = results.best.get("metrics") if isinstance(results.best.get("metrics"), dict) else {}
     cards = []
     if results.kind == "tune":
         cards.append(_card("best trial", html.escape(str(row.get("trial_id")))))
-        value = row.get(results.goal_column) if results.goal_column else None
-        if value is None and results.metric:
-            value = best_metrics.get(results.metric)
-        epoch = best_metrics.get("epoch")
+        epoch = best_metrics(results.best).get("epoch")
         at = f"at epoch {_text(epoch)}" if epoch is not None else ""
-        cards.append(_card(results.metric or "metric", _text(value), at))
-        config = results.best.get("config") or {path: row.get(path) for path in results.space}
-        metrics = best_metrics or {n.removeprefix("last_"): row[n] for n in results.columns if n.startswith("last_")}
+        cards.append(_card(results.metric or "metric", _text(best_value(results, row) if results.metric else None), at))
     else:
-        label = "best epoch" if results.metric else "last epoch"
-        cards.append(_card(label, _text(row.get("epoch"))))
+        cards.append(_card("best epoch" if results.metric else "last epoch", _text(row.get("epoch"))))
         if results.metric:
             cards.append(_card(results.metric, _text(row.get(results.metric))))
-        config, metrics = {}, row
+    config, shown = best_config(results, row), best_trial_metrics(results, row)
     parts = [f'<div class="cards">{"".join(cards)}</div>']
     if config:
         names = dict(zip(config, short_names(list(config)), strict=True))
@@ -170,7 +168,6 @@ def _best_block(results: RunResults) -> str:
             for path, value in config.items()
         )
         parts.append(f'<h3>its config</h3><dl class="config">{items}</dl>')
-    shown = {name: value for name, value in metrics.items() if name != "epoch"}
     if shown:
         items = "".join(f"<div><dt>{html.escape(n)}</dt><dd>{_text(v)}</dd></div>" for n, v in shown.items())
         parts.append(f'<h3>its metrics</h3><dl class="config metrics">{items}</dl>')
@@ -230,16 +227,10 @@ def _curve_figure(results: RunResults, lines: list[Curve], metric: str):
     return figure
 
 
-def _points(line: Curve, metric: str) -> tuple[list, list]:
-    points = [(epoch["epoch"], epoch.get(metric)) for epoch in line.epochs]
-    points = [(x, y) for x, y in points if isinstance(y, (int, float)) and not isinstance(y, bool)]
-    return [x for x, _ in points], [y for _, y in points]
-
-
 def _trial_trace(figure, results: RunResults, line: Curve, metric: str, color: str, count: int) -> None:
     import plotly.graph_objects as go
 
-    x, y = _points(line, metric)
+    x, y = line.points(metric)
     if not x:
         return
     names = dict(zip(results.space, short_names(results.space), strict=True))
@@ -267,7 +258,7 @@ def _trial_trace(figure, results: RunResults, line: Curve, metric: str, color: s
 def _train_traces(figure, results: RunResults, line: Curve, metric: str) -> None:
     import plotly.graph_objects as go
 
-    x, y = _points(line, metric)
+    x, y = line.points(metric)
     figure.add_trace(
         go.Scatter(
             x=x, y=y, name=_plain(metric), mode="lines+markers", line={"color": OTHERS[0], "width": 3},
@@ -381,7 +372,7 @@ def _table_section(results: RunResults) -> str:
 
 def _numbers_only(values) -> bool:
     values = [value for value in values if value is not None]
-    return bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    return bool(values) and all(is_number(v) for v in values)
 
 
 def _table_row(results: RunResults, index: int, row: dict) -> str:
@@ -392,7 +383,7 @@ def _table_row(results: RunResults, index: int, row: dict) -> str:
         if name == "trial_id" or (results.kind == "train" and name == "epoch"):
             text = ("★ " if index == results.best_row else "") + text
         classes = []
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if is_number(value):
             sort = f' data-sort="{html.escape(json.dumps(value))}"' if value == value else ""
             classes.append("number")
         else:

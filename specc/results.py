@@ -185,7 +185,7 @@ def resolved_spec(run_dir: str) -> dict:
 
 def _best_row(kind: str, rows: list[dict], best: dict, metric: str | None, mode: str | None) -> int | None:
     """best.json's trial (or epoch) when it names one that is in the table, else the best by the metric."""
-    key, wanted = ("trial_id", best.get("trial_id")) if kind == "tune" else ("epoch", _best_metrics(best).get("epoch"))
+    key, wanted = ("trial_id", best.get("trial_id")) if kind == "tune" else ("epoch", best_metrics(best).get("epoch"))
     for index, row in enumerate(rows):
         if wanted is not None and row.get(key) == wanted:
             return index
@@ -195,20 +195,20 @@ def _best_row(kind: str, rows: list[dict], best: dict, metric: str | None, mode:
     return ranked[0] if ranked else None
 
 
-def _best_metrics(best: dict) -> dict:
+def best_metrics(best: dict) -> dict:
     metrics = best.get("metrics")
     return metrics if isinstance(metrics, dict) else {}
 
 
 def _ranked(rows: tuple[dict, ...] | list[dict], column: str, mode: str | None) -> list[int]:
     """Indices of the rows with a number in `column`, best first (ties in row order)."""
-    scored = [(i, row.get(column)) for i, row in enumerate(rows) if _is_number(row.get(column))]
+    scored = [(i, row.get(column)) for i, row in enumerate(rows) if is_number(row.get(column))]
     scored = [(i, value) for i, value in scored if not math.isnan(value)]
     sign = -1 if mode == "max" else 1
     return [i for i, _ in sorted(scored, key=lambda item: (sign * item[1], item[0]))]
 
 
-def _is_number(value) -> bool:
+def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -277,7 +277,7 @@ def format_table(results: RunResults, shown: list[int] | None = None) -> str:
 
 
 def _all_numbers(values) -> bool:
-    return all(_is_number(value) or value is None for value in values)
+    return all(is_number(value) or value is None for value in values)
 
 
 def _headers(results: RunResults) -> list[str]:
@@ -337,8 +337,8 @@ def format_best(results: RunResults) -> str:
         return f"no best {'trial' if results.kind == 'tune' else 'epoch'}: none {what}\n"
     row = results.rows[results.best_row]
     lines = [_best_headline(results, row)]
-    lines += [f"  {path}: {format_value(value, 6)}" for path, value in _best_config(results, row).items()]
-    metrics = _best_trial_metrics(results, row)
+    lines += [f"  {path}: {format_value(value, 6)}" for path, value in best_config(results, row).items()]
+    metrics = best_trial_metrics(results, row)
     if metrics:
         lines.append("  metrics: " + ", ".join(f"{name} {format_value(value)}" for name, value in metrics.items()))
     if "checkpoint" in results.best:
@@ -351,28 +351,33 @@ def format_best(results: RunResults) -> str:
 def _best_headline(results: RunResults, row: dict) -> str:
     if results.metric is None:
         return f"last epoch: {format_value(row.get('epoch'))} (no run.checkpoint_score: the last epoch is kept)"
-    reported = row.get(results.goal_column)
-    value = format_value(_best_metrics(results.best).get(results.metric) if reported is None else reported)
+    value = format_value(best_value(results, row))
     if results.kind == "train":
         return f"best epoch: {format_value(row.get('epoch'))}, {results.metric} {value} ({results.mode})"
-    epoch = _best_metrics(results.best).get("epoch")
+    epoch = best_metrics(results.best).get("epoch")
     at = f", at epoch {format_value(epoch)}" if epoch is not None else ""
     return f"best trial: {row.get('trial_id')}, {results.metric} {value} ({results.mode}{at})"
 
 
-def _best_config(results: RunResults, row: dict) -> dict:
+def best_value(results: RunResults, row: dict):
+    """The best row's value of the metric that ranks the rows (its results.csv cell, else best.json's)."""
+    reported = row.get(results.goal_column) if results.goal_column else None
+    return best_metrics(results.best).get(results.metric) if reported is None else reported
+
+
+def best_config(results: RunResults, row: dict) -> dict:
     if results.kind != "tune":
         return {}
     return results.best.get("config") or {path: row.get(path) for path in results.space}
 
 
-def _best_trial_metrics(results: RunResults, row: dict) -> dict:
+def best_trial_metrics(results: RunResults, row: dict) -> dict:
     """An epoch's row; a trial's metrics at its best epoch (best.json), else at its last (the `last_` columns)."""
     if results.kind == "train":
         metrics = row
     else:
         last = {name.removeprefix("last_"): row[name] for name in results.columns if name.startswith("last_")}
-        metrics = _best_metrics(results.best) or last
+        metrics = best_metrics(results.best) or last
     return {name: value for name, value in metrics.items() if name != "epoch"}
 
 

@@ -435,3 +435,25 @@ def test_the_figures_survive_a_round_trip_through_csv(tmp_path):
     rows = list(csv.reader(io.StringIO((run_dir / "results.csv").read_text())))
     assert rows[1][5] == "[128, 64]"
     assert parallel(read_run(run_dir)).axes[2].categories == ("[64]", "[128, 64]", "[256, 128]")
+
+
+@pytest.mark.parametrize(
+    ("entry", "values", "log", "span"),
+    [
+        ({"loguniform": [1.0e-4, 0.1]}, [1.0e-3, 1.0e-2], True, (-4, -1)),
+        ({"qloguniform": [1.0e-4, 0.1, 1.0e-4]}, [1.0e-3, 1.0e-2], True, (-4, -1)),
+        ({"lograndint": [1, 1000]}, [10, 100], True, (0, 3)),
+        ({"uniform": [0.0, 1.0]}, [0.2, 0.3], False, (0.0, 1.0)),
+        ({"randint": [1, 100]}, [10, 20], False, (1, 100)),
+        ({"randn": [0.5, 0.1]}, [0.2, 0.3], False, None),  # [mean, sd]: not bounds
+        ({"choice": [0.1, 0.2]}, [0.1, 0.2], False, None),
+    ],
+)
+def test_each_distribution_of_the_spec_gets_its_scale_and_the_range_searched(entry, values, log, span):
+    """Log scale and axis range come from the spec's own distribution classes, for every kind."""
+    from specc.history import _parameter_axis
+
+    axis = _parameter_axis("training.x", "x", values, entry)
+    assert axis.log is log and axis.label == ("x (log)" if log else "x")
+    if span is not None:
+        assert (axis.low, axis.high) == pytest.approx(span, abs=0.3)
