@@ -373,18 +373,19 @@ def cmd_submit(args) -> int:
         print(f"  stop:       specc jobs stop {done.submission_id} --address {done.address}", file=sys.stderr)
         print(done.submission_id)
         return Exit.OK
-    return _follow(done.address, done.submission_id)
+    return _follow(submit.client(done.address), done.address, done.submission_id)
 
 
-def _follow(address: str, job_id: str) -> int:
+def _follow(jobs, address: str, job_id: str) -> int:
+    """Follows the job's logs through the client `jobs`; the exit code is its outcome (130: detached)."""
     from specc import submit
 
     try:
-        status = submit.follow(address, job_id)
+        status = submit.follow(jobs, address, job_id)
     except submit.Detached as detached:
         sys.stderr.write("\n" + detached.advice())
         return 130
-    problem = submit.outcome(submit.client(address), job_id, status)
+    problem = submit.outcome(jobs, job_id, status)
     if problem:
         raise SpecError([problem])
     print(f"job {job_id} succeeded", file=sys.stderr)
@@ -398,10 +399,10 @@ def cmd_jobs(args) -> int:
     address = submit.dashboard_address(args.address)
     if args.action != "list" and not args.job_id:
         raise UsageError(f"jobs {args.action} needs the job's submission id")
-    if args.action == "logs" and args.follow:
-        submit.job_info(submit.client(address), args.job_id)
-        return _follow(address, args.job_id)
     jobs = submit.client(address)
+    if args.action == "logs" and args.follow:
+        submit.job_info(jobs, args.job_id)
+        return _follow(jobs, address, args.job_id)
     if args.action == "list":
         sys.stdout.write(submit.list_text(jobs))
     elif args.action == "status":

@@ -150,12 +150,11 @@ def submit(
 # -- following a job -------------------------------------------------------------------------------------------
 
 
-def follow(address: str, job_id: str, out=None) -> str:
+def follow(jobs, address: str, job_id: str, out=None) -> str:
     """Prints the job's logs as they come until it ends; returns its final status. Ctrl-C detaches (the job runs on)."""
     import asyncio
 
     out = out or sys.stdout
-    jobs = client(address)
 
     async def tail() -> None:
         async for chunk in jobs.tail_job_logs(job_id):

@@ -10,6 +10,7 @@ the module came from the working directory Ray shipped to each node, not from th
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -166,7 +167,7 @@ def submitted(cluster, tmp_path_factory):
         root / "runs",
         cwd=root,
     )
-    return root, record, done, time.monotonic() - started
+    return root, record, ok(done), time.monotonic() - started
 
 
 def test_submitted_job_succeeds_and_its_results_land_in_storage_path(submitted):
@@ -240,42 +241,39 @@ def test_failed_job_exits_with_its_outcome(cluster, tmp_path):
 def test_ctrl_c_detaches_and_the_job_can_be_stopped(cluster, tmp_path):
     record = tmp_path / "where.jsonl"
     spec = project(tmp_path, spec_text("long", record, workers=0, epochs=100_000))  # outlives any Ctrl-C
+    job = f"specc-detach-{os.getpid()}"  # --submission-id: the job is known even when the follower says nothing
+
+    def specc_jobs(*args):
+        return ok(
+            cluster.run(sys.executable, "-m", "specc", "jobs", *args, "--address", cluster.dashboard, cwd=tmp_path)
+        )
+
     args = [sys.executable, "-m", "specc", "submit", str(spec), "--address", cluster.dashboard, "--wait"]
     follower = subprocess.Popen(
-        args, cwd=tmp_path, env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+        [*args, "--submission-id", job],
+        cwd=tmp_path, env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
     try:
         deadline = time.monotonic() + 120
         while not (record.exists() and record.read_text()) and time.monotonic() < deadline:
             time.sleep(0.5)  # the job's driver has built the model: it is training
+        assert record.exists() and record.read_text(), "the job never started training"
         follower.send_signal(signal.SIGINT)
         _, stderr = follower.communicate(timeout=60)
+        assert follower.returncode == 130, stderr[-3000:]
+        assert "detached" in stderr and "specc jobs stop" in stderr and "Traceback" not in stderr
+        assert f"submitted {job} " in stderr
+
+        assert "RUNNING" in specc_jobs("status", job).stdout  # detaching left it running
+        assert "stop requested" in specc_jobs("stop", job).stdout
+        deadline = time.monotonic() + 60
+        while "STOPPED" not in (status := specc_jobs("status", job).stdout) and time.monotonic() < deadline:
+            time.sleep(1)
+        assert "STOPPED" in status
     finally:
         if follower.poll() is None:
             follower.kill()
-    assert follower.returncode == 130, stderr[-3000:]
-    assert "detached" in stderr and "specc jobs stop" in stderr and "Traceback" not in stderr
-    job = stderr.split("submitted ", 1)[1].split()[0]
-
-    status = ok(
-        cluster.run(sys.executable, "-m", "specc", "jobs", "status", job, "--address", cluster.dashboard, cwd=tmp_path)
-    )
-    assert "RUNNING" in status.stdout  # detaching left it running
-    stopped = ok(
         cluster.run(sys.executable, "-m", "specc", "jobs", "stop", job, "--address", cluster.dashboard, cwd=tmp_path)
-    )
-    assert "stop requested" in stopped.stdout
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        status = ok(
-            cluster.run(
-                sys.executable, "-m", "specc", "jobs", "status", job, "--address", cluster.dashboard, cwd=tmp_path
-            )
-        )
-        if "STOPPED" in status.stdout:
-            break
-        time.sleep(1)
-    assert "STOPPED" in status.stdout
 
 
 def test_submit_without_the_clusters_token_is_refused(cluster, tmp_path):
@@ -292,6 +290,7 @@ def test_submit_without_the_clusters_token_is_refused(cluster, tmp_path):
     )
     assert done.returncode == 1
     assert "E402" in done.stderr and "Traceback" not in done.stderr
+    assert "refused this client" in done.stderr and "RAY_AUTH_TOKEN" in done.stderr  # said why, and what to set
 
 
 # -- tensorflow across the two nodes -----------------------------------------------------------------------------

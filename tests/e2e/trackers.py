@@ -9,7 +9,7 @@ import struct
 from pathlib import Path
 
 BLOCK = 32 * 1024  # LevelDB log blocks; each record chunk has a 7-byte header: crc32c, length, type
-FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
+FIRST, MIDDLE, LAST = 2, 3, 4  # and 1: a whole record in one chunk
 WANDB_HEADER = 7  # ":W&B" magic, a 2-byte key and a 1-byte version
 
 

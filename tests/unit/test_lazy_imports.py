@@ -68,3 +68,28 @@ def test_plan_imports_no_ray_torch_or_tensorflow(write_spec, fmt):
     assert result.returncode == 0, result.stderr
     assert "training.optimizer.lr" in result.stdout
     assert result.stdout.splitlines()[-1] == "HEAVY: ", result.stdout
+
+
+@pytest.mark.parametrize("command", ["compile", "check-compiled", "init"])
+def test_the_pre_commit_commands_need_no_run_extra(write_spec, tmp_path, command):
+    """What the hooks (and a light `pip install specc`) run: compile uses jinja2 (and ruff), never Ray, the
+    frameworks, the data libraries or the trackers, even for a spec that names them all."""
+    spec = write_spec(
+        MINIMAL.replace("framework: torch", "framework: tensorflow")
+        + "run: {callbacks: [csv, tensorboard, mlflow, wandb]}\n"
+    )
+    script = tmp_path / "build" / "spec.py"
+    args = {
+        "compile": ["compile", str(spec), "-o", str(script)],
+        "check-compiled": ["check-compiled", str(script)],
+        "init": ["init", "fresh", "-o", str(tmp_path / "fresh.yaml"), "--with-tune"],
+    }[command]
+    if command == "check-compiled":
+        subprocess.run([sys.executable, "-m", "specc", "compile", str(spec), "-o", str(script)], check=True, cwd=ROOT)
+    heavy = (*(name for name in HEAVY if name not in ("jinja2", "numpy")), "pandas", "pyarrow", "mlflow", "wandb")
+    heavy = (*heavy, "tensorboardX", "plotly", "matplotlib")
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE.format(args=args, heavy=heavy)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "HEAVY: ", result.stdout

@@ -31,7 +31,7 @@ def test_a_training_run_summary(tmp_path):
     )  # fmt: skip
     text = summary(run, 12.34)
     assert text.splitlines()[0] == "digits-mlp: done in 12.3 s"
-    assert "  best epoch  1" in text
+    assert "  best epoch  1\n" in text  # no run.checkpoint_score: no "by <metric>"
     assert "  metrics     train_loss 0.5, val_loss 0.4, val_accuracy 0.9123" in text
     assert f"  run dir     {tmp_path / 'digits-mlp'} (results.csv, best.json, script.py)" in text
     assert f"  checkpoint  {tmp_path / 'digits-mlp' / 'checkpoint_1'}" in text
@@ -95,3 +95,19 @@ def test_other_shells(capsys, shell):
     assert cli.main(["completion", shell]) == 0
     out = capsys.readouterr().out
     assert "specc" in out and "validate" in out
+
+
+def test_the_summary_says_how_to_open_what_each_tracker_wrote(tmp_path):
+    run_dir = tmp_path / "asha"
+    run = write_run(run_dir, "trial_id,status,epochs\nt1,completed,2\n", {"trial_id": "t1", "metrics": {}})
+    assert "tensorboard" not in summary(run, 1.0)  # nothing written: nothing to open
+    (run_dir / "trial_t1").mkdir()
+    (run_dir / "trial_t1" / "events.out.tfevents.1.host").write_bytes(b"")
+    (run_dir / "mlflow.db").write_bytes(b"")
+    (run_dir / "wandb" / "offline-run-1-x").mkdir(parents=True)
+    lines = summary(run, 1.0).splitlines()
+    assert lines[-4:-1] == [
+        f"  tensorboard tensorboard --logdir {run_dir}",
+        f"  mlflow      mlflow ui --backend-store-uri sqlite:///{run_dir}/mlflow.db",
+        f"  wandb       wandb sync {run_dir}/wandb/offline-run-*",
+    ]
