@@ -19,7 +19,7 @@ WHERE = {
 TUNE_LOGGERS = {"tensorboard": "TBXLoggerCallback"}
 TUNE_INTEGRATIONS = {
     "mlflow": "from ray.air.integrations.mlflow import MLflowLoggerCallback",
-    "wandb": "from ray.air.integrations.wandb import WandbLoggerCallback",
+    "wandb": "from ray.air.integrations.wandb import WandbLoggerCallback, _WandbLoggingActor",
 }
 
 

@@ -76,7 +76,7 @@ def no_ray(monkeypatch):
                 "CSVLoggerCallback()",
                 "JsonLoggerCallback()",
                 "MLflowLoggerCallback(mlflow_uri(run_dir), experiment_name=RUN_NAME)",
-                "WandbLoggerCallback(project=RUN_NAME, **wandb_options(run_dir))",
+                "WandbLogger(project=RUN_NAME, **wandb_options(run_dir))",
             ],
         ),
     ],
