@@ -82,7 +82,7 @@ def spec_for(workload: str, directory: Path) -> Path:
 
 
 def generated_module(spec: Path) -> types.ModuleType:
-    """The compiled script, executed into a fresh module as specc.execute does (main() is not called)."""
+    """The compiled script, executed into a fresh module as specc.execute.run does (main() is not called)."""
     from specc import api
 
     source = api.compile(api.load(spec))

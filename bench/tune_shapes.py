@@ -85,9 +85,9 @@ def spec_text(samples: int, epochs: int, at_once: int) -> str:
 def compile_both(spec_path: Path, workdir: Path) -> dict[str, Path]:
     """The lean script as specc compiles the spec, and the same Plan rendered with shape "tune_train"."""
     from specc.api import load
-    from specc.fragments import context
-    from specc.render import render
-    from specc.resolve import plan as make_plan
+    from specc.compiler.fragments import context
+    from specc.compiler.render import render
+    from specc.compiler.resolve import plan as make_plan
 
     plan = make_plan(load(spec_path), str(workdir))
     if plan.shape != "tune":

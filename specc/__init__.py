@@ -4,9 +4,9 @@ Public API (SPEC §9): load, validate, compile, run, Problem, SpecError. Importi
 load on first use, and nothing here ever imports ray, torch or tensorflow.
 """
 
-from specc.errors import Problem, SpecError
+from specc.spec.errors import Problem, SpecError
+from specc.spec.version import __version__
 
-__version__ = "0.1.0"
 __all__ = ["Problem", "SpecError", "__version__", "compile", "load", "run", "validate"]
 
 
@@ -33,6 +33,6 @@ def compile(experiment, output=None, templates=None):
 
 def run(experiment, **options):
     """Compile and run an Experiment in this process on Ray; returns a RunResult (run_dir, metrics, checkpoint)."""
-    from specc.execute import run as execute
+    from specc.execute.run import run as execute
 
     return execute(experiment, **options)

@@ -1,178 +1,54 @@
-"""The functions the CLI and users call: load, validate, show, schema (compile and run come with the compiler).
+"""The library's one entry point: what the CLI and users call. Each function hands over to its stage.
 
-Nothing here imports ray, torch or tensorflow.
+load / validate (check), compile (compiler), describe_plan / plan_report (plan), show / schema (spec). `specc.run`
+is execute.run. Nothing here imports ray, torch or tensorflow; a stage's modules load when first used.
 """
 
 from __future__ import annotations
 
-import glob
 import os
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from specc import checks
-from specc.document import deep_copy, dotted
-from specc.errors import Problem, SpecError, UsageError
-from specc.loader import RawSpec, display, load_raw
-from specc.problems import data_path, from_validation_error
+from specc.check.validate import (
+    FileReport,
+    check_file,
+    load,
+    looks_like_spec,
+    spec_files,
+    validate,
+    validate_files,
+)
 from specc.spec import Experiment
-from specc.spec.walk import section_default
 
-SPEC_SUFFIXES = (".yaml", ".yml")
-SKIPPED_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache"}
-
-
-@dataclass
-class FileReport:
-    """The outcome of validating one spec file."""
-
-    file: str
-    problems: list[Problem] = field(default_factory=list)
-    experiment: Experiment | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not any(problem.severity == "error" for problem in self.problems)
-
-
-def load(path: str | os.PathLike, overrides: tuple[str, ...] | list[str] = ()) -> Experiment:
-    """Read, validate and check a spec; raises SpecError listing every problem found."""
-    report = check_file(path, overrides)
-    if not report.ok:
-        raise SpecError(report.problems)
-    return report.experiment
-
-
-def check_file(path: str | os.PathLike, overrides: tuple[str, ...] | list[str] = ()) -> FileReport:
-    """Load -> validate -> check one file, collecting problems instead of raising."""
-    try:
-        raw = load_raw(path, overrides, _section_default)
-    except SpecError as error:
-        return FileReport(display(path), _ordered(error.problems, display(path)))
-    try:
-        experiment = Experiment.model_validate(raw.data)
-    except ValidationError as error:
-        problems = from_validation_error(error, raw.data, raw.source, Experiment)
-        problems += _checks_without(raw, {data_path(tuple(e["loc"]), raw.data) for e in error.errors()})
-        return FileReport(raw.file, _ordered(problems, raw.file))
-    experiment._raw = raw
-    return FileReport(raw.file, _ordered(checks.check(experiment, raw.source), raw.file), experiment)
-
-
-def _checks_without(raw: RawSpec, broken: set[tuple]) -> list[Problem]:
-    """The cross-field problems of a spec with schema errors, so that one run reports (nearly) all of them.
-
-    The broken keys are left out (their defaults apply); when the rest validates, the rules run on it and
-    report what does not involve a broken key. When it does not validate, there is nothing sound to check.
-    """
-    data = deep_copy(raw.data)
-    for path in broken:
-        parent = data
-        for part in path[:-1]:
-            parent = parent.get(part) if isinstance(parent, dict) else None
-        if isinstance(parent, dict):
-            parent.pop(path[-1], None)
-    try:
-        experiment = Experiment.model_validate(data)
-    except ValidationError:
-        return []
-    return [p for p in checks.check(experiment, raw.source) if not any(_within(p.path, b) for b in broken)]
-
-
-def _within(path: str, broken: tuple) -> bool:
-    prefix = dotted(broken)
-    return path == prefix or path.startswith(prefix + ".") or prefix.startswith(path + ".")
-
-
-def _section_default(path, data: dict) -> dict | None:
-    return section_default(Experiment, path, data)
-
-
-def validate(paths, overrides: tuple[str, ...] | list[str] = ()) -> list[Problem]:
-    """Every problem in the spec files named by `paths` (files, directories, globs)."""
-    return [problem for report in validate_files(paths, overrides) for problem in report.problems]
-
-
-def validate_files(
-    paths, overrides: tuple[str, ...] | list[str] = (), *, skip_non_specs: bool = False
-) -> list[FileReport]:
-    """One report per spec file, problems only: the experiments are not kept, so memory stays flat.
-    `skip_non_specs`: leave out YAML files that are not specs (no top-level `specc:` key), as a hook given every
-    changed YAML file of a repository must."""
-    if isinstance(paths, str | os.PathLike):
-        paths = [paths]
-    reports = []
-    for file in spec_files(paths):
-        if skip_non_specs and not looks_like_spec(file):
-            continue
-        report = check_file(file, overrides)
-        report.experiment = None
-        reports.append(report)
-    return reports
-
-
-TOP_LEVEL_SPECC = re.compile(rb"^specc\s*:", re.MULTILINE)
-
-
-def looks_like_spec(path: str) -> bool:
-    """Whether a file has a top-level `specc:` key (specs start with one; other YAML does not)."""
-    try:
-        with open(path, "rb") as handle:
-            return TOP_LEVEL_SPECC.search(handle.read(1 << 20)) is not None
-    except OSError:
-        return True  # let validate say what is wrong with it
-
-
-def spec_files(paths) -> list[str]:
-    """Files as named, `*.yaml`/`*.yml` under directories (recursively), and glob matches; in a stable order."""
-    found: list[str] = []
-    for name in paths:
-        name = os.fspath(name)
-        if os.path.isdir(name):
-            found.extend(_spec_files_under(name))
-        elif os.path.exists(name):
-            found.append(name)
-        elif glob.has_magic(name):
-            matches = sorted(match for match in glob.glob(name, recursive=True) if os.path.isfile(match))
-            if not matches:
-                raise UsageError(f"no files match {name}")
-            found.extend(matches)
-        else:
-            raise UsageError(f"no such file or directory: {name}")
-    return list(dict.fromkeys(found))
-
-
-def _spec_files_under(directory: str) -> list[str]:
-    out = []
-    for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
-        out.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(SPEC_SUFFIXES))
-    return out
-
-
-def _ordered(problems, main_file: str) -> list[Problem]:
-    """File order: the spec's own problems by position, then those located in files it extends."""
-    return sorted(problems, key=lambda p: (p.file not in (None, main_file), *p.sort_key()))
+__all__ = [
+    "FileReport",
+    "check_file",
+    "compile",
+    "describe_plan",
+    "format_plan",
+    "load",
+    "looks_like_spec",
+    "plan_report",
+    "schema",
+    "schema_text",
+    "show",
+    "spec_files",
+    "validate",
+    "validate_files",
+    "write_schema",
+]
 
 
 def compile(experiment: Experiment, output: str | None = None, templates: str | os.PathLike | None = None) -> str:
     """The standalone Ray script for a spec (its source text). `output` only names the script in its usage."""
-    from specc.fragments import context, script_name
-    from specc.render import render
-    from specc.resolve import plan as make_plan
+    from specc.compiler.script import compile_script
 
-    script_dir = os.path.dirname(os.path.abspath(output)) if output and output != "-" else None
-    plan = make_plan(experiment, script_dir)
-    template = f"{experiment.framework}/train.py.j2"
-    return render(template, context(plan, script_name(output, plan)), templates)
+    return compile_script(experiment, output, templates)
 
 
 def describe_plan(experiment: Experiment) -> str:
     """What `specc run` would do, in a few lines (for --dry-run)."""
-    from specc.resolve import plan as make_plan
+    from specc.compiler.resolve import plan as make_plan
 
     plan = make_plan(experiment)
     e, s = experiment, experiment.scaling
@@ -191,40 +67,40 @@ def plan_report(experiment: Experiment, configs: int = 5, machine: dict[str, flo
     """`specc plan` as data: trial count, per-trial resources and whether they fit (on `machine`, default this
     one, when the spec starts its own Ray), scheduler rungs, worst-case worker-epochs, the first `configs`
     configs the seeded search samples. JSON-ready; imports no ray."""
-    from specc.trials import plan_report as report
+    from specc.plan.trials import plan_report as report
 
     return report(experiment, configs, machine)
 
 
 def format_plan(report: dict) -> str:
     """A plan_report as the short aligned text `specc plan` prints."""
-    from specc.plan_text import format_plan as text
+    from specc.plan.text import format_plan as text
 
     return text(report)
 
 
 def show(experiment: Experiment) -> str:
     """The resolved spec, every default filled in, as YAML in the spec format's key order."""
-    from specc.spec_yaml import dump_spec
+    from specc.spec.dump import dump_spec
 
     return dump_spec(experiment)
 
 
 def schema() -> dict:
     """The JSON Schema of format 1, generated from the models."""
-    from specc.schema import schema as generate
+    from specc.spec.schema import schema as generate
 
     return generate()
 
 
 def schema_text() -> str:
-    from specc.schema import schema_text as generate
+    from specc.spec.schema import schema_text as generate
 
     return generate()
 
 
 def write_schema(directory: str | os.PathLike = "schemas") -> Path:
-    from specc.files import write_atomic
+    from specc.compiler.files import write_atomic
 
     target = Path(directory) / "experiment.schema.json"
     write_atomic(target, schema_text())

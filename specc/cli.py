@@ -10,8 +10,8 @@ import os
 import sys
 from enum import IntEnum
 
-from specc import __version__
-from specc.errors import SpecError, UsageError
+from specc.spec.errors import SpecError, UsageError
+from specc.spec.version import __version__
 
 
 class Exit(IntEnum):
@@ -249,7 +249,7 @@ def default_output(spec: str) -> str:
 
 def cmd_compile(args) -> int:
     from specc import api
-    from specc.files import write_atomic
+    from specc.compiler.files import write_atomic
 
     output = args.output or default_output(args.spec)
     source = api.compile(api.load(args.spec, args.overrides), output, args.templates)
@@ -264,7 +264,7 @@ def cmd_compile(args) -> int:
 
 
 def cmd_check_compiled(args) -> int:
-    from specc.stale import check
+    from specc.compiler.stale import check
 
     count, findings = check(args.paths or None, args.templates)
     for finding in findings:
@@ -317,7 +317,7 @@ def cmd_run(args) -> int:
     _needs_ray("specc run")
     import time
 
-    from specc.execute import run
+    from specc.execute.run import run
 
     started = time.monotonic()
     result = run(
@@ -337,8 +337,8 @@ def cmd_run(args) -> int:
             f"{experiment.run.name}: {result.metrics}\nrun directory: {result.run_dir}\ncheckpoint: {result.checkpoint}"
         )
         return Exit.OK
-    from specc.results import format_text, read_run
-    from specc.summary import summary
+    from specc.results.run_dir import format_text, read_run
+    from specc.results.summary import summary
 
     results = read_run(result.run_dir)
     if experiment.tune is not None and not args.quiet:
@@ -348,7 +348,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_submit(args) -> int:
-    from specc import api, submit
+    from specc import api
+    from specc.execute import submit
 
     experiment = api.load(args.spec, args.overrides)
     _needs_ray("specc submit")
@@ -378,7 +379,7 @@ def cmd_submit(args) -> int:
 
 def _follow(jobs, address: str, job_id: str) -> int:
     """Follows the job's logs through the client `jobs`; the exit code is its outcome (130: detached)."""
-    from specc import submit
+    from specc.execute import submit
 
     try:
         status = submit.follow(jobs, address, job_id)
@@ -393,7 +394,7 @@ def _follow(jobs, address: str, job_id: str) -> int:
 
 
 def cmd_jobs(args) -> int:
-    from specc import submit
+    from specc.execute import submit
 
     _needs_ray("specc jobs")
     address = submit.dashboard_address(args.address)
@@ -416,7 +417,7 @@ def cmd_jobs(args) -> int:
 
 
 def cmd_init(args) -> int:
-    from specc.init import write_starter
+    from specc.compiler.starter import write_starter
 
     path = write_starter(args.name, args.output, args.framework, args.with_tune, args.force)
     print(path)
@@ -433,12 +434,12 @@ def cmd_completion(args) -> int:
 
 
 def cmd_results(args) -> int:
-    from specc.results import read_run, render
+    from specc.results.run_dir import read_run, render
 
     results = read_run(args.run_dir)
     written = []
     if args.plot is not None:
-        from specc.plots import write_plots
+        from specc.results.plots import write_plots
 
         written = write_plots(results, args.plot)
     sys.stdout.write(render(results, args.format))
@@ -448,7 +449,7 @@ def cmd_results(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from specc.report import write_report
+    from specc.results.report import write_report
 
     print(write_report(args.run_dir, args.output))
     return Exit.OK

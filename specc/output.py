@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import urllib.parse
 
-from specc import __version__
-from specc.errors import CODES, Problem
+from specc.spec.errors import CODES, Problem
+from specc.spec.version import __version__
 
 FORMATS = ("text", "json", "github", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

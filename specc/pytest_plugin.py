@@ -81,7 +81,7 @@ class SpecItem(pytest.Item):
 
     def _load(self):
         from specc import api
-        from specc.errors import SpecError
+        from specc.spec.errors import SpecError
 
         try:
             return api.load(self._spec())
@@ -105,7 +105,7 @@ class SpecItem(pytest.Item):
     def _compile(self):
         """The spec compiles; each committed script compiled from it (build/<stem>.py, specc_compiled) is current."""
         from specc import api
-        from specc.stale import compare, compiled_from
+        from specc.compiler.stale import compare, compiled_from
 
         report = api.check_file(self._spec())
         if not report.ok:

@@ -100,6 +100,7 @@ class BreastCancer(BundledDataset):
     type: Literal["breast_cancer"] = describe("scikit-learn's breast cancer (569 rows, 30 features, 2 classes).")
 
 
+FILE_TYPES = ("csv", "parquet", "jsonl", "npz")  # data sets read from files with Ray Data
 BUNDLED_CLASSES = {"digits": 10, "iris": 3, "wine": 3, "breast_cancer": 2}
 
 

@@ -2,7 +2,7 @@
 
 Each entry is a one-key mapping; the key picks the distribution. Bounds are checked here (lo < hi, log
 bounds > 0, q > 0, non-empty choices); whether the values fit the field they are sampled into is checked
-in `specc.checks` through that field's own type, using `probes()`: the extreme and representative values
+in `specc.check.rules` through that field's own type, using `probes()`: the extreme and representative values
 the distribution can produce.
 """
 
@@ -215,3 +215,16 @@ AnyDistribution = Annotated[
     Union[tuple(Annotated[cls, Tag(cls.kind)] for cls in DISTRIBUTIONS)],  # type: ignore[misc]
     Discriminator(_distribution_key),
 ]
+
+
+RAY_INTERPRETED = ("eval", "grid_search")  # a one-key mapping Ray evaluates or expands wherever it finds one
+
+
+def has_ray_directive(value: Any) -> bool:
+    """Whether a value holds a one-key {eval: ...} or {grid_search: ...} mapping, which Ray Tune runs or expands."""
+    if isinstance(value, dict):
+        special = len(value) == 1 and next(iter(value)) in RAY_INTERPRETED
+        return special or any(has_ray_directive(item) for item in value.values())
+    if isinstance(value, list):
+        return any(has_ray_directive(item) for item in value)
+    return False

@@ -30,7 +30,7 @@ def local_ray():
 
     With the dashboard: trials that drive a Ray Train run need its state API (see the compiled start_ray).
 
-    The compiled script's main() and specc.execute.run join an initialised Ray and leave it running.
+    The compiled script's main() and specc.execute.run.run join an initialised Ray and leave it running.
     """
     import ray
 
@@ -147,12 +147,12 @@ def compile_spec(spec, output, *overrides) -> Path:
 
 
 def run_spec(spec, *overrides, storage_path, **options):
-    """specc.run's path in-process: load (with --set overrides) then specc.execute.run.
+    """specc.run's path in-process: load (with --set overrides) then specc.execute.run.run.
 
     `storage_path` is required: a spec's relative run.storage_path is relative to the working directory
     (the repository root under pytest), and tests never write there.
     """
     from specc.api import load
-    from specc.execute import run
+    from specc.execute.run import run
 
     return run(load(spec, list(overrides)), storage_path=str(storage_path), **options)

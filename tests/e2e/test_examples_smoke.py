@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from specc import api
-from specc.errors import UsageError
-from specc.execute import run
+from specc.execute.run import run
+from specc.spec.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 NEEDS_DATA = {"fashion_mnist_resnet18.yaml"}

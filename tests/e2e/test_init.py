@@ -7,7 +7,7 @@ import os
 import pytest
 
 from specc.cli import main
-from specc.results import read_run
+from specc.results.run_dir import read_run
 
 from .conftest import read_results, run_spec
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from specc.cli import main
-from specc.errors import SpecError
+from specc.spec.errors import SpecError
 
 from .conftest import compile_spec, python_script, read_best, read_results, run_spec, snapshot
 

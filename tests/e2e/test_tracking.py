@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from specc.results import read_run
-from specc.summary import summary
+from specc.results.run_dir import read_run
+from specc.results.summary import summary
 
 from .conftest import read_results, run_spec
 from .trackers import mlflow_runs, tensorboard_scalars, wandb_runs

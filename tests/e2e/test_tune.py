@@ -24,8 +24,8 @@ import yaml
 
 from specc.api import load
 from specc.cli import main
-from specc.errors import SpecError
-from specc.execute import run
+from specc.execute.run import run
+from specc.spec.errors import SpecError
 
 from .conftest import read_best, run_spec, specc_cli
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from specc import api
-from specc.checks import KERAS_APPLICATIONS
+from specc.check.rules import KERAS_APPLICATIONS
 from specc.spec import Experiment
 from tests.conftest import MINIMAL
 

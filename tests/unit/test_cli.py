@@ -62,8 +62,8 @@ def test_github_format_is_a_workflow_command(write_spec, capsys, tmp_path, monke
 
 
 def test_github_escapes_properties_and_data():
-    from specc.errors import Problem
     from specc.output import github
+    from specc.spec.errors import Problem
 
     problem = Problem("E101", "bad: 100%\nnext", "dir,x/a:b.yaml", 1, 2, "p")
     assert github([problem]).startswith("::error file=dir%2Cx/a%3Ab.yaml,line=1,col=2,")

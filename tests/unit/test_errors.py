@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pickle
 
-from specc.errors import CODES, Problem, SpecError
+from specc.spec.errors import CODES, Problem, SpecError
 
 
 def test_problem_text_form():

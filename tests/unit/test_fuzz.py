@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specc import api
-from specc.errors import CODES
+from specc.spec.errors import CODES
 from tests.conftest import ROOT
 
 FUZZ = settings(

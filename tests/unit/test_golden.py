@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from specc import api
-from specc.errors import UsageError
+from specc.spec.errors import UsageError
 from tests.conftest import ROOT
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -161,7 +161,7 @@ COMPILE_ALL = """
 import contextlib, json, sys
 from pathlib import Path
 from specc import api
-from specc.errors import UsageError
+from specc.spec.errors import UsageError
 out = {}
 for spec in json.loads(sys.argv[1]):
     try:

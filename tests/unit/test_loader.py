@@ -7,9 +7,9 @@ import time
 import pytest
 
 from specc import api
-from specc.document import MAX_DEPTH, parse_text
-from specc.errors import SpecError
-from specc.loader import load_raw
+from specc.read.document import MAX_DEPTH, parse_text
+from specc.read.loader import load_raw
+from specc.spec.errors import SpecError
 from tests.conftest import MINIMAL, located
 
 

@@ -12,8 +12,8 @@ import jsonschema
 import pytest
 
 from specc.cli import main
-from specc.errors import Problem
 from specc.output import github, sarif
+from specc.spec.errors import Problem
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "formats" / "sarif-2.1.0-rtm.5.json").read_text(encoding="utf-8"))
 INVALID = Path(__file__).parents[1] / "invalid"

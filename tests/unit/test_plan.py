@@ -12,9 +12,9 @@ import pytest
 
 from specc import api
 from specc.cli import Exit, main
-from specc.sampling import sample_configs
+from specc.plan.sampling import sample_configs
+from specc.plan.trials import asha_rungs, hyperband_brackets, perturbation_epochs, train_worker_resources
 from specc.spec.scheduler import Asha, HyperBand
-from specc.trials import asha_rungs, hyperband_brackets, perturbation_epochs, train_worker_resources
 from tests.conftest import MINIMAL, ROOT
 
 TWO_CPUS = {"CPU": 2, "GPU": 0}
@@ -76,7 +76,7 @@ def test_when_no_trial_fits_the_plan_says_so(write_spec, capsys, monkeypatch):
     spec = write_spec(TUNE + "scaling: {resources_per_worker: {CPU: 64}}\n")
     fit = plan(spec)["fit"]
     assert (fit["fits"], fit["at_once"], fit["short"]) == (False, 0, {"CPU": 64})
-    monkeypatch.setattr("specc.trials.local_resources", lambda: dict(TWO_CPUS))
+    monkeypatch.setattr("specc.plan.trials.local_resources", lambda: dict(TWO_CPUS))
     assert main(["plan", str(spec)]) == Exit.OK
     out = capsys.readouterr().out
     assert "NO TRIAL FITS on this machine (2 CPU, 0 GPU): a trial needs 64 CPU, so the run cannot start" in out
@@ -187,7 +187,7 @@ def test_scheduler_budgets():
 
 
 def test_text_report(capsys, monkeypatch):
-    monkeypatch.setattr("specc.trials.local_resources", lambda: dict(TWO_CPUS))
+    monkeypatch.setattr("specc.plan.trials.local_resources", lambda: dict(TWO_CPUS))
     assert main(["plan", str(ROOT / "specs" / "digits_asha.yaml"), "--configs", "2"]) == Exit.OK
     lines = capsys.readouterr().out.splitlines()
     assert lines[:6] == [
@@ -205,7 +205,7 @@ def test_text_report(capsys, monkeypatch):
 
 
 def test_text_report_of_one_training_run(write_spec, capsys, monkeypatch):
-    monkeypatch.setattr("specc.trials.local_resources", lambda: {"CPU": 8, "GPU": 0})
+    monkeypatch.setattr("specc.plan.trials.local_resources", lambda: {"CPU": 8, "GPU": 0})
     assert main(["plan", str(write_spec(MINIMAL + "scaling: {num_workers: 3}\n"))]) == Exit.OK
     assert capsys.readouterr().out.splitlines() == [
         "tiny: one torch training run (no tune section)",

@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from specc.errors import CODES
+from specc.spec.errors import CODES
 from tests.conftest import ROOT
 
 

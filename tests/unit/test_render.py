@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from specc import api
 from specc.cli import Exit, main
-from specc.errors import SpecError
-from specc.render import Code, Multiline, environment, formatted, identifier, literal, ruff_format
+from specc.compiler.render import Code, Multiline, environment, formatted, identifier, literal, ruff_format
+from specc.spec.errors import SpecError
 from tests.conftest import MINIMAL, ROOT
 
 

@@ -20,11 +20,11 @@ import sys
 import pytest
 
 from specc.cli import Exit, main
-from specc.errors import UsageError
-from specc.history import curves, parallel
-from specc.plots import write_plots
-from specc.report import BEST, write_report
-from specc.results import read_run
+from specc.results.history import curves, parallel
+from specc.results.plots import write_plots
+from specc.results.report import BEST, write_report
+from specc.results.run_dir import read_run
+from specc.spec.errors import UsageError
 
 pytest.importorskip("plotly")
 pytest.importorskip("matplotlib")
@@ -421,7 +421,7 @@ def test_plot_into_a_file_is_a_usage_error(tune_run, capsys):
 
 def test_reading_the_plots_data_needs_no_pandas(tune_run):
     code = (
-        "import sys\nfrom specc.history import curves, parallel\nfrom specc.results import read_run\n"
+        "import sys\nfrom specc.results.history import curves, parallel\nfrom specc.results.run_dir import read_run\n"
         f"run = read_run({str(tune_run)!r}); curves(run); parallel(run)\n"
         "print(sorted(m for m in ('pandas', 'plotly', 'matplotlib', 'ray', 'torch') if m in sys.modules))"
     )
@@ -451,7 +451,7 @@ def test_the_figures_survive_a_round_trip_through_csv(tmp_path):
 )
 def test_each_distribution_of_the_spec_gets_its_scale_and_the_range_searched(entry, values, log, span):
     """Log scale and axis range come from the spec's own distribution classes, for every kind."""
-    from specc.history import _parameter_axis
+    from specc.results.history import _parameter_axis
 
     axis = _parameter_axis("training.x", "x", values, entry)
     assert axis.log is log and axis.label == ("x (log)" if log else "x")

@@ -16,8 +16,8 @@ import sys
 import pytest
 
 from specc.cli import Exit, main
-from specc.errors import UsageError
-from specc.results import decode_cell, format_csv, format_text, read_run, render, short_names
+from specc.results.run_dir import decode_cell, format_csv, format_text, read_run, render, short_names
+from specc.spec.errors import UsageError
 
 TUNE_CSV = """\
 trial_id,status,epochs,training.optimizer.lr,model.activation,model.hidden_sizes,best_val_accuracy,last_train_loss,last_val_loss,last_val_accuracy

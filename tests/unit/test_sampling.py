@@ -1,4 +1,4 @@
-"""specc.sampling reproduces Ray Tune's seeded BasicVariantGenerator: same configs, same order, same types.
+"""specc.plan.sampling reproduces Ray Tune's seeded BasicVariantGenerator: same configs, same order, same types.
 
 Every comparison here is against Ray's own generator (or a real Tuner run), built from the same spec the
 way the compiled scripts build it: a flat param_space keyed by dotted path, in tune.space order.
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from specc import api
-from specc.sampling import NotReproducible, grid_sizes, sample_configs, trial_count
+from specc.plan.sampling import NotReproducible, grid_sizes, sample_configs, trial_count
 from specc.spec.search import Tune
 from tests.conftest import ROOT
 

@@ -1,6 +1,7 @@
-"""What travels with a job to a cluster (specc/shipping.py, the compiled script's job_runtime_env, specc submit's
-addresses): the working directory and what stays behind, Ray's own walk of it, the size check, and a runtime_env
-that merges with a Ray Job's instead of clashing with it. The clusters themselves: tests/e2e/test_cluster.py."""
+"""What travels with a job to a cluster (specc/compiler/travels.py, specc/execute/shipping.py, the compiled
+script's job_runtime_env, specc submit's addresses): the working directory and what stays behind, Ray's own walk
+of it, the size check, and a runtime_env that merges with a Ray Job's instead of clashing with it.
+The clusters themselves: tests/e2e/test_cluster.py."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from specc import api, shipping, submit
-from specc.errors import SpecError, UsageError
+from specc import api
+from specc.compiler import travels
+from specc.execute import shipping, submit
+from specc.spec.errors import SpecError, UsageError
 
 SPEC = """\
 specc: 1
@@ -53,21 +56,21 @@ def test_joining_a_cluster_ships_the_specs_directory(project):
     module = script(project)
     env = module.job_runtime_env("10.0.0.1:6379", str(project.parent / "runs"))
     assert env["working_dir"] == str(project.parent)
-    assert env["excludes"] == [*shipping.ALWAYS_EXCLUDED, "/runs"]  # the run storage path lies below it
+    assert env["excludes"] == [*travels.ALWAYS_EXCLUDED, "/runs"]  # the run storage path lies below it
     assert env["env_vars"] == {"A": "spec", "B": "b"}
-    assert module.job_runtime_env("auto", "/elsewhere/runs")["excludes"] == list(shipping.ALWAYS_EXCLUDED)
-    assert module.job_runtime_env("ray://head:10001", "s3://bucket/runs")["excludes"] == list(shipping.ALWAYS_EXCLUDED)
+    assert module.job_runtime_env("auto", "/elsewhere/runs")["excludes"] == list(travels.ALWAYS_EXCLUDED)
+    assert module.job_runtime_env("ray://head:10001", "s3://bucket/runs")["excludes"] == list(travels.ALWAYS_EXCLUDED)
 
 
 @pytest.mark.parametrize("storage", [".", "runs", "runs/deeper", "..", "../elsewhere", "/elsewhere/runs"])
 def test_the_script_leaves_the_storage_path_behind_as_specc_measures_it(project, monkeypatch, storage):
-    """The compiled script and specc's size check (shipping.storage_exclude) agree on what stays behind; the
+    """The compiled script and specc's size check (travels.storage_exclude) agree on what stays behind; the
     working directory itself as storage path must not exclude everything (Ray would ship no file at all)."""
     monkeypatch.chdir(project.parent)
     module = script(project)
     storage = os.path.abspath(storage)
     env = module.job_runtime_env("10.0.0.1:6379", storage)
-    assert env["excludes"] == [*shipping.ALWAYS_EXCLUDED, *shipping.storage_exclude(storage, str(project.parent))]
+    assert env["excludes"] == [*travels.ALWAYS_EXCLUDED, *travels.storage_exclude(storage, str(project.parent))]
     assert "/." not in env["excludes"]
 
 
@@ -108,8 +111,8 @@ def test_cluster_working_dir_above_the_spec(tmp_path):
     spec = tmp_path / "specs" / "spec.yaml"
     spec.write_text(SPEC + 'cluster: {working_dir: ".."}\n', encoding="utf-8")
     experiment = api.load(spec)
-    assert shipping.working_dir(experiment, str(spec)) == str(tmp_path)
-    assert shipping.spec_dir_in_working_dir(experiment, str(spec)) == "specs"
+    assert travels.working_dir(experiment, str(spec)) == str(tmp_path)
+    assert travels.spec_dir_in_working_dir(experiment, str(spec)) == "specs"
     source = api.compile(experiment, str(tmp_path / "build" / "job.py"))
     assert 'WORKING_DIR = ".."' in source and 'SPEC_DIR_SHIPPED = "specs"' in source
 
@@ -121,10 +124,10 @@ def test_default_excludes_leave_torchvision_data_behind(tmp_path):
         "dataset: {type: torchvision, name: MNIST, root: ./data/mnist}\ntraining: {epochs: 1}\n",
         encoding="utf-8",
     )
-    assert shipping.excludes(api.load(spec), str(spec)) == [*shipping.ALWAYS_EXCLUDED, "/data/mnist"]
+    assert travels.excludes(api.load(spec), str(spec)) == [*travels.ALWAYS_EXCLUDED, "/data/mnist"]
     mine = tmp_path / "mine.yaml"
     mine.write_text(spec.read_text() + "cluster: {excludes: ['*.ckpt', big/]}\n", encoding="utf-8")
-    assert shipping.excludes(api.load(mine), str(mine)) == [*shipping.ALWAYS_EXCLUDED, "*.ckpt", "big/"]
+    assert travels.excludes(api.load(mine), str(mine)) == [*travels.ALWAYS_EXCLUDED, "*.ckpt", "big/"]
 
 
 def test_measure_walks_the_directory_as_ray_zips_it(tmp_path):
@@ -138,7 +141,7 @@ def test_measure_walks_the_directory_as_ray_zips_it(tmp_path):
     (tmp_path / "scratch.tmp").write_bytes(b"\0" * 7_000)
     (tmp_path / ".gitignore").write_text("*.tmp\n")
 
-    package = shipping.measure(str(tmp_path), [*shipping.ALWAYS_EXCLUDED, "/runs"])
+    package = shipping.measure(str(tmp_path), [*travels.ALWAYS_EXCLUDED, "/runs"])
 
     assert package.files == 3  # models.py, data/rows.csv, .gitignore
     assert package.size == 6 + 4000 + 6
@@ -151,7 +154,7 @@ def test_a_working_directory_larger_than_ray_uploads_is_refused_with_what_fills_
     (tmp_path / "weights").mkdir()
     (tmp_path / "weights" / "big.pt").write_bytes(b"\0" * 3000)
     (tmp_path / "models.py").write_text("x = 1\n")
-    package = shipping.measure(str(tmp_path), list(shipping.ALWAYS_EXCLUDED))
+    package = shipping.measure(str(tmp_path), list(travels.ALWAYS_EXCLUDED))
     assert shipping.size_problem(package, "spec.yaml") is None
     monkeypatch.setattr(packaging, "GCS_STORAGE_MAX_SIZE", 2048)
 
@@ -227,5 +230,5 @@ def test_a_job_that_needs_nothing_from_the_spec_directory_ships_nothing(tmp_path
     assert module.job_runtime_env("10.0.0.1:6379", str(tmp_path / "runs")) == {}
     csv = tmp_path / "csv.yaml"
     csv.write_text(spec.read_text().replace("{type: digits}", "{type: csv, path: rows.csv, features: [a], label: b}"))
-    assert shipping.needs_working_dir(api.load(csv))  # a data file beside the spec travels with the job
-    assert not shipping.needs_working_dir(api.load(csv, ["dataset.path=s3://bucket/rows.csv"]))
+    assert travels.needs_working_dir(api.load(csv))  # a data file beside the spec travels with the job
+    assert not travels.needs_working_dir(api.load(csv, ["dataset.path=s3://bucket/rows.csv"]))

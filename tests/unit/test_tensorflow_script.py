@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from specc import api
-from specc.keras_fragments import METRICS
+from specc.compiler.keras_fragments import METRICS
 from tests.conftest import ROOT
 
 SPEC = """\

@@ -10,8 +10,8 @@ import subprocess
 import pytest
 
 from specc import cli
-from specc.results import read_run
-from specc.summary import summary
+from specc.results.run_dir import read_run
+from specc.results.summary import summary
 
 
 def write_run(directory, rows: str, best: dict):

@@ -11,8 +11,8 @@ import types
 import pytest
 
 from specc import api
-from specc.errors import SpecError
-from specc.execute import run
+from specc.execute.run import run
+from specc.spec.errors import SpecError
 from tests.conftest import located
 
 TRAIN = """\
@@ -61,7 +61,7 @@ def without(monkeypatch):
 @pytest.fixture
 def no_ray(monkeypatch):
     """A run that gets as far as starting Ray fails the test at once (instead of training into tmp_path)."""
-    monkeypatch.setattr("specc.execute._start_ray", lambda *args, **kwargs: pytest.fail("Ray was started"))
+    monkeypatch.setattr("specc.execute.run._start_ray", lambda *args, **kwargs: pytest.fail("Ray was started"))
 
 
 @pytest.mark.parametrize(

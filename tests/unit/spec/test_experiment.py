@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from specc import api
-from specc.errors import SpecError
 from specc.spec import Experiment
+from specc.spec.errors import SpecError
 from tests.conftest import MINIMAL
 
 

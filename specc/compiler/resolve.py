@@ -9,14 +9,14 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 
-from specc import __version__, shipping
+from specc.compiler import travels
+from specc.plan.shape import shape_of
 from specc.spec import Experiment
+from specc.spec.dataset import FILE_TYPES
+from specc.spec.version import __version__
 
 RAY_VERSION = "2.60.0"  # the Ray the generated code is written for (pinned in pyproject.toml)
-# The CPU share a Tune trial's own process reserves when it drives a Ray Train worker group (Ray rejects 0).
-TRIAL_DRIVER_CPU = 0.1
 IN_MEMORY = ("synthetic_classification", "synthetic_regression", "digits", "iris", "wine", "breast_cancer", "custom")
-FILES = ("csv", "parquet", "jsonl", "npz")
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,9 @@ def plan(experiment: Experiment, script_dir: str | None = None) -> Plan:
     raw = getattr(experiment, "_raw", None)
     spec_file = raw.file if raw else f"{experiment.name}.yaml"
     here = os.path.abspath(script_dir or ".")
-    spec_dir = os.path.relpath(shipping.spec_dir(spec_file), here)
+    spec_dir = os.path.relpath(travels.spec_dir(spec_file), here)
     dataset = experiment.dataset
-    data_source = "in_memory" if dataset.type in IN_MEMORY else "files" if dataset.type in FILES else dataset.type
+    data_source = "in_memory" if dataset.type in IN_MEMORY else "files" if dataset.type in FILE_TYPES else dataset.type
     loader = dataset.loader
     return Plan(
         experiment=experiment,
@@ -63,11 +63,11 @@ def plan(experiment: Experiment, script_dir: str | None = None) -> Plan:
         spec_file=spec_file,
         spec_sha256=spec_hash(experiment),
         spec_dir=spec_dir,
-        working_dir=os.path.relpath(shipping.working_dir(experiment, spec_file), here)
-        if shipping.needs_working_dir(experiment)
+        working_dir=os.path.relpath(travels.working_dir(experiment, spec_file), here)
+        if travels.needs_working_dir(experiment)
         else None,
-        excludes=shipping.excludes(experiment, spec_file),
-        spec_dir_in_working_dir=shipping.spec_dir_in_working_dir(experiment, spec_file),
+        excludes=travels.excludes(experiment, spec_file),
+        spec_dir_in_working_dir=travels.spec_dir_in_working_dir(experiment, spec_file),
         config=_config(experiment, spec_dir),
         data_source=data_source,
         loader=loader,
@@ -79,17 +79,9 @@ def plan(experiment: Experiment, script_dir: str | None = None) -> Plan:
     )
 
 
-def shape_of(experiment: Experiment) -> str:
-    """The leanest correct shape (SPEC §6): no tune -> one Trainer run; tune with at most one worker per trial ->
-    a plain Tune function trainable (no worker group, which costs ~20 s to start); more -> a Trainer per trial."""
-    if experiment.tune is None:
-        return "train"
-    return "tune" if experiment.scaling.num_workers <= 1 else "tune_train"
-
-
 def spec_hash(experiment: Experiment) -> str:
     """sha256 of the resolved spec (extends merged, --set applied, defaults filled): what actually runs."""
-    from specc.spec_yaml import dump_spec
+    from specc.spec.dump import dump_spec
 
     return hashlib.sha256(dump_spec(experiment).encode()).hexdigest()
 

@@ -13,8 +13,8 @@ import os
 import shutil
 import subprocess
 
-from specc.resolve import TRIAL_DRIVER_CPU, shape_of
-from specc.sampling import NotReproducible, grid_sizes, sample_configs, trial_count
+from specc.plan.sampling import NotReproducible, grid_sizes, sample_configs, trial_count
+from specc.plan.shape import TRIAL_DRIVER_CPU, shape_of
 from specc.spec import Experiment
 
 CHECKED = ("CPU", "GPU")  # what a plan can count on this machine; other resources are reported, not checked

@@ -21,10 +21,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from specc.spec.search import Tune
-from specc.spec.space import Distribution
+from specc.spec.space import Distribution, has_ray_directive
 
 BASIC_VARIANT = ("random", "grid")  # the search types the compiled scripts run on BasicVariantGenerator
-RAY_INTERPRETED = ("eval", "grid_search")  # a one-key mapping Ray evaluates or expands wherever it finds one
 
 
 class NotReproducible(Exception):
@@ -77,16 +76,6 @@ def _refuse_unreproducible(tune: Tune) -> None:
                 f"a value of tune.space.{path} is a mapping with the single key 'eval' or 'grid_search', "
                 "which Ray evaluates or expands instead of passing it on"
             )
-
-
-def has_ray_directive(value: Any) -> bool:
-    """Whether a value holds a one-key {eval: ...} or {grid_search: ...} mapping, which Ray Tune runs or expands."""
-    if isinstance(value, dict):
-        special = len(value) == 1 and next(iter(value)) in RAY_INTERPRETED
-        return special or any(has_ray_directive(item) for item in value.values())
-    if isinstance(value, list):
-        return any(has_ray_directive(item) for item in value)
-    return False
 
 
 def _trial_configs(tune: Tune, rng: _Generator) -> Iterator[dict[str, Any]]:

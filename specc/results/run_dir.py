@@ -22,7 +22,7 @@ import os
 import shlex
 from dataclasses import dataclass
 
-from specc.errors import UsageError
+from specc.spec.errors import UsageError
 
 FORMATS = ("text", "csv", "json")
 TEXT_COLUMNS = ("trial_id", "status")  # written as they are, never decoded

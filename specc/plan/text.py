@@ -1,4 +1,4 @@
-"""`specc plan`'s text: a plan report (specc.trials.plan_report) as a short aligned report, one section a line
+"""`specc plan`'s text: a plan report (specc.plan.trials.plan_report) as a short aligned report, one section a line
 or a few: search, per-trial resources, fit, scheduler, budget, the first configs as a table."""
 
 from __future__ import annotations

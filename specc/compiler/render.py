@@ -16,12 +16,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from specc.errors import Problem, SpecError, UsageError
+from specc.spec.errors import Problem, SpecError, UsageError
 
 WIDTH = 120  # the generated code's line length (ruff format's, as configured in pyproject.toml)
-BUILTIN_TEMPLATES = Path(__file__).resolve().parent / "templates"
+PACKAGE = Path(__file__).resolve().parents[1]
+BUILTIN_TEMPLATES = PACKAGE / "templates"  # inside the wheel
 if not BUILTIN_TEMPLATES.is_dir():  # a source checkout: templates/ beside the package
-    BUILTIN_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+    BUILTIN_TEMPLATES = PACKAGE.parent / "templates"
 
 
 class Code(str):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from specc.results import RunResults
+from specc.results.run_dir import RunResults
 
 ARTEFACTS = ("results.csv", "best.json", "best.yaml", "script.py", "spec.resolved.yaml")
 

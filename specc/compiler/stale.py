@@ -12,7 +12,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 
-from specc.errors import SpecError, UsageError
+from specc.spec.errors import SpecError, UsageError
 
 HEADER = re.compile(r"^Compiled by specc \S+ for Ray \S+ from (?P<spec>\S.*?)\s*$", re.MULTILINE)
 
@@ -50,7 +50,7 @@ def compiled_from(script: str) -> str | None:
 
 def check(paths: list[str] | None = None, templates=None) -> tuple[int, list[Finding]]:
     """(compiled scripts found, those that are stale or whose spec is gone or broken)."""
-    from specc import api
+    from specc.check.validate import load
 
     scripts = [(script, spec) for script in (paths or tracked_python_files()) if (spec := compiled_from(script))]
     findings = []
@@ -59,7 +59,7 @@ def check(paths: list[str] | None = None, templates=None) -> tuple[int, list[Fin
             findings.append(Finding(script, spec, f"compiled from {spec}, which does not exist"))
             continue
         try:
-            experiment = api.load(spec)
+            experiment = load(spec)
         except SpecError as error:
             findings.append(Finding(script, spec, f"its spec {spec} has problems:\n{error}"))
             continue
@@ -70,10 +70,10 @@ def check(paths: list[str] | None = None, templates=None) -> tuple[int, list[Fin
 
 def compare(script: str, spec: str, experiment, templates=None) -> Finding | None:
     """A finding when `script` is not exactly what `experiment` (read from `spec`) compiles to at that path."""
-    from specc import api
+    from specc.compiler.script import compile_script
 
     with open(script, encoding="utf-8") as handle:
-        if handle.read() == api.compile(experiment, script, templates):
+        if handle.read() == compile_script(experiment, script, templates):
             return None
     remedy = f"run `specc compile {spec} -o {script}`"
     return Finding(script, spec, f"stale: {spec} compiles to something else; {remedy}")

@@ -1,6 +1,6 @@
 """`specc submit` and `specc jobs`: the compiled script as a Ray Job on a cluster, through Ray's JobSubmissionClient.
 
-What travels: the job's working directory (the spec's directory, or cluster.working_dir, less what shipping.py
+What travels: the job's working directory (the spec's directory, or cluster.working_dir, less what travels.py
 leaves behind; nothing of it when the job needs nothing from there) with the compiled script at its top, so
 that the script finds the spec's directory, data paths and custom factories where `specc compile` would put
 them. The directory is not copied: a temporary directory of links to its entries, plus the script, is what Ray
@@ -24,10 +24,11 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
-from specc import shipping
-from specc.errors import Problem, SpecError, UsageError
-from specc.fragments import runtime_env_of
+from specc.compiler import travels
+from specc.compiler.fragments import runtime_env_of
+from specc.execute import shipping
 from specc.spec import Experiment
+from specc.spec.errors import Problem, SpecError, UsageError
 
 TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
 CONNECT_TIMEOUT_S = 10
@@ -111,19 +112,19 @@ def submit(
     templates=None,
     job_id: str | None = None,
 ) -> Submitted:
-    from specc import api
-    from specc.resolve import spec_hash
+    from specc.compiler.resolve import spec_hash
+    from specc.compiler.script import compile_script
 
     raw = getattr(experiment, "_raw", None)
     spec_file = raw.file if raw else f"{experiment.name}.yaml"
-    root = shipping.working_dir(experiment, spec_file)
-    shipped = shipping.needs_working_dir(experiment)  # else the job's working directory is the script alone
+    root = travels.working_dir(experiment, spec_file)
+    shipped = travels.needs_working_dir(experiment)  # else the job's working directory is the script alone
     storage = storage_for_job(experiment, storage_path)
-    excludes = shipping.excludes(experiment, spec_file) + shipping.storage_exclude(storage, root)
+    excludes = travels.excludes(experiment, spec_file) + travels.storage_exclude(storage, root)
     url = dashboard_address(address)
     jobs = client(url)
     script = script_name(experiment, root)
-    source = api.compile(experiment, os.path.join(root, script), templates)
+    source = compile_script(experiment, os.path.join(root, script), templates)
     flags = ["--storage-path", storage, *(["--smoke"] if smoke else []), *(["--resume"] if resume else [])]
     flags += ["--force"] if force else []
     entrypoint = shlex.join([python, script, *flags])

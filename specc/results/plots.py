@@ -11,9 +11,19 @@ from __future__ import annotations
 import os
 import re
 
-from specc.errors import UsageError
-from specc.history import BEST, LEGEND_UP_TO, METRIC_COLOURS, OTHERS, Curve, Parallel, curves, metric_names, parallel
-from specc.results import RunResults, read_run
+from specc.results.history import (
+    BEST,
+    LEGEND_UP_TO,
+    METRIC_COLOURS,
+    OTHERS,
+    Curve,
+    Parallel,
+    curves,
+    metric_names,
+    parallel,
+)
+from specc.results.run_dir import RunResults, read_run
+from specc.spec.errors import UsageError
 
 DPI = 150
 
@@ -60,7 +70,7 @@ def _save(plt, figure, path: str) -> str:
     """Saves whole or not at all (files.write_atomic), with no timestamp in the PNG."""
     import io
 
-    from specc.files import write_atomic
+    from specc.compiler.files import write_atomic
 
     png = io.BytesIO()
     try:

@@ -13,14 +13,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from specc.document import Path
-from specc.errors import Problem
-from specc.problems import Locator, did_you_mean
-from specc.resolve import FILES
-from specc.sampling import has_ray_directive
+from specc.check.fields import Locator, did_you_mean
+from specc.read.document import Path
+from specc.spec.dataset import FILE_TYPES
+from specc.spec.errors import Problem
 from specc.spec.experiment import Experiment
 from specc.spec.search import SUPPORTED_DISTRIBUTIONS
-from specc.spec.space import Distribution
+from specc.spec.space import Distribution, has_ray_directive
 
 SEARCHABLE = ("model", "dataset", "training")
 # With these loaders the data is prepared once by the driver, before any trial samples its config.
@@ -211,7 +210,7 @@ def search_supports(e: Experiment, at: Locator) -> Iterator[Problem]:
 
 def data_fixed(e: Experiment, at: Locator) -> Iterator[Problem]:
     """File datasets and loader ray_data are read once by the driver, for every trial: only the batch size varies."""
-    reader = DRIVER_DATA.get(e.dataset.loader) or (DRIVER_DATA["files"] if e.dataset.type in FILES else None)
+    reader = DRIVER_DATA.get(e.dataset.loader) or (DRIVER_DATA["files"] if e.dataset.type in FILE_TYPES else None)
     if reader is None:
         return
     for _kind, where, entries in space_entries(e):

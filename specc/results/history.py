@@ -4,7 +4,7 @@ A Tune run keeps each trial's reported epochs in Ray's own `trial_<trial_id>/res
 line), or `progress.csv` beside it; a training run's epochs are the rows of its results.csv. A trial that never
 reported, or whose directory is gone, has no epochs: it is still in the table, with no line in the curves.
 
-Plain json and csv: no pandas, no plotting library (specc.report and specc.plots draw what this computes).
+Plain json and csv: no pandas, no plotting library (report.py and plots.py beside this draw what it computes).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import math
 import os
 from dataclasses import dataclass
 
-from specc.results import RunResults, decode_cell, format_value, is_number, resolved_spec, short_names
+from specc.results.run_dir import RunResults, decode_cell, format_value, is_number, resolved_spec, short_names
 
 # What Ray adds to every reported result: bookkeeping, not a metric of the model.
 RAY_KEYS = frozenset(

@@ -6,8 +6,8 @@ As in fragments.py, each fragment comes from a table keyed by a validated choice
 
 from __future__ import annotations
 
-from specc.render import Code
-from specc.resolve import Plan
+from specc.compiler.render import Code
+from specc.compiler.resolve import Plan
 
 ACTIVATIONS = {
     "relu": "keras.layers.ReLU()",

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 
-from specc.keras_fragments import tensorflow_context, tensorflow_modules
-from specc.render import Code, Multiline, literal
-from specc.resolve import Plan
-from specc.spec_yaml import dump_spec
-from specc.tracking import tracking_context, tracking_imports
-from specc.tune_fragments import tune_context, tune_imports
+from specc.compiler.keras_fragments import tensorflow_context, tensorflow_modules
+from specc.compiler.render import Code, Multiline, literal
+from specc.compiler.resolve import Plan
+from specc.compiler.tracking import tracking_context, tracking_imports
+from specc.compiler.tune_fragments import tune_context, tune_imports
+from specc.spec.dump import dump_spec
 
 ACTIVATIONS = {
     "relu": "nn.ReLU()",
@@ -129,7 +129,7 @@ def _shape_sentence(plan: Plan) -> str:
     if plan.shape == "train":
         on = "in this process (Ray Train's local mode)" if workers == 0 else f"on {workers} worker(s)"
         return f"One Ray Train run {on}."
-    from specc.sampling import trial_count
+    from specc.plan.sampling import trial_count
 
     trials = f"A Ray Tune search of {trial_count(e.tune)} trial(s)"
     if plan.shape == "tune":

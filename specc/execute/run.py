@@ -12,8 +12,8 @@ import os
 import types
 from dataclasses import dataclass, field
 
-from specc.errors import Problem, SpecError
 from specc.spec import Experiment
+from specc.spec.errors import Problem, SpecError
 
 
 @dataclass
@@ -37,10 +37,10 @@ def run(
     quiet: bool = False,
     echo: bool = True,
 ) -> RunResult:
-    from specc import api
+    from specc.compiler.script import compile_script
 
     _check_installed(experiment)
-    source = api.compile(experiment, templates=templates)
+    source = compile_script(experiment, templates=templates)
     module = types.ModuleType(f"specc_run_{experiment.name.replace('-', '_')}")
     module.__file__ = os.path.join(os.getcwd(), "script.py")  # relative paths in the script start here
     linecache.cache[module.__file__] = (len(source), None, source.splitlines(True), module.__file__)  # tracebacks
@@ -74,9 +74,9 @@ def run(
 def _check_installed(experiment: Experiment) -> None:
     """A searcher or tracker whose package is not installed stops the run before Ray starts, located, naming the
     extra to install (not an ImportError from the script)."""
-    from specc.document import SourceMap
-    from specc.extras import not_installed
-    from specc.problems import Locator
+    from specc.check.extras import not_installed
+    from specc.check.fields import Locator
+    from specc.read.document import SourceMap
 
     raw = getattr(experiment, "_raw", None)
     problems = not_installed(experiment, Locator(raw.source if raw else SourceMap()), "E401")
@@ -93,10 +93,11 @@ def ray_is_up() -> bool:
 def _check_shipment(module, storage: str, spec_file: str | None) -> None:
     """Joining a cluster, the working directory travels with the job: one larger than Ray uploads is refused
     here, with what fills it, before anything is sent."""
-    from specc import shipping
+    from specc.compiler.travels import storage_exclude
+    from specc.execute import shipping
 
     root = os.path.normpath(os.path.join(os.path.dirname(module.__file__), module.WORKING_DIR))
-    shipping.checked(root, module.EXCLUDES + shipping.storage_exclude(storage, root), spec_file)
+    shipping.checked(root, module.EXCLUDES + storage_exclude(storage, root), spec_file)
 
 
 def _start_ray(module, address: str | None, storage: str, spec_file: str | None, quiet: bool = False) -> bool:

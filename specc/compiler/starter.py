@@ -5,15 +5,15 @@ from __future__ import annotations
 import os
 import re
 
-from specc.errors import UsageError
 from specc.spec.base import NAME_PATTERN, PATTERN_MEANINGS
+from specc.spec.errors import UsageError
 
 FRAMEWORKS = ("torch", "tensorflow")
 
 
 def starter(name: str, framework: str = "torch", tune: bool = False, file: str | None = None) -> str:
     """The starter spec's text; `file` is how its comments name it (default NAME.yaml)."""
-    from specc.render import environment
+    from specc.compiler.render import environment
 
     if not re.fullmatch(NAME_PATTERN, name):  # fullmatch: `$` alone lets a trailing newline through
         raise UsageError(f"{name!r} is not a spec name: {PATTERN_MEANINGS[NAME_PATTERN]}")
@@ -26,7 +26,7 @@ def starter(name: str, framework: str = "torch", tune: bool = False, file: str |
 
 def write_starter(name: str, output: str | None, framework: str, tune: bool, force: bool) -> str:
     """Writes the starter to `output` (default ./NAME.yaml) whole or not at all; an existing file only with force."""
-    from specc.files import write_atomic
+    from specc.compiler.files import write_atomic
 
     path = output or f"{name}.yaml"
     if os.path.isdir(path):

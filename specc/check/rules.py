@@ -10,10 +10,8 @@ import os
 import re
 from collections.abc import Iterator
 
-from specc.document import Path, SourceMap
-from specc.errors import Problem
-from specc.problems import Locator, did_you_mean
-from specc.search_checks import (
+from specc.check.fields import Locator, did_you_mean
+from specc.check.search_space import (
     data_fixed,
     points_fit,
     ray_interpreted,
@@ -21,6 +19,8 @@ from specc.search_checks import (
     space_entries,
     space_paths,
 )
+from specc.read.document import Path, SourceMap
+from specc.spec.errors import Problem
 from specc.spec.experiment import Experiment
 from specc.spec.model import MODEL_TYPES
 from specc.spec.stop import parse_condition
@@ -365,7 +365,7 @@ def working_dir_holds_spec(e: Experiment, at: Locator) -> Iterator[Problem]:
 
 
 def extras_installed(e: Experiment, at: Locator) -> Iterator[Problem]:
-    from specc.extras import not_installed
+    from specc.check.extras import not_installed
 
     yield from not_installed(e, at, "W302")
 

@@ -6,8 +6,9 @@ stop operator) and values quoted by `render.literal`.
 
 from __future__ import annotations
 
-from specc.render import Code, literal
-from specc.resolve import TRIAL_DRIVER_CPU, Plan
+from specc.compiler.render import Code, literal
+from specc.compiler.resolve import Plan
+from specc.plan.shape import TRIAL_DRIVER_CPU
 from specc.spec.space import Distribution
 from specc.spec.stop import parse_condition
 

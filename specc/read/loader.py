@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 
-from specc.document import DocumentError, Mark, Path, SourceMap, decode, dotted, parse_text
-from specc.errors import Problem, SpecError
+from specc.read.document import DocumentError, Mark, Path, SourceMap, decode, dotted, parse_text
+from specc.spec.errors import Problem, SpecError
 from specc.spec.space import DISTRIBUTION_NAMES
 
 

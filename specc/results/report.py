@@ -15,10 +15,18 @@ import html
 import json
 import os
 
-from specc import __version__
-from specc.errors import UsageError
-from specc.history import BEST, LEGEND_UP_TO, METRIC_COLOURS, OTHERS, Curve, Parallel, curves, metric_names, parallel
-from specc.results import (
+from specc.results.history import (
+    BEST,
+    LEGEND_UP_TO,
+    METRIC_COLOURS,
+    OTHERS,
+    Curve,
+    Parallel,
+    curves,
+    metric_names,
+    parallel,
+)
+from specc.results.run_dir import (
     STATUS_ORDER,
     RunResults,
     best_config,
@@ -30,6 +38,8 @@ from specc.results import (
     read_run,
     short_names,
 )
+from specc.spec.errors import UsageError
+from specc.spec.version import __version__
 
 FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif'
 NUMBER = ' class="number"'
@@ -39,7 +49,7 @@ PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtonsToRemo
 def write_report(run_dir: str | os.PathLike, out: str | os.PathLike | None = None) -> str:
     """Writes the report of the run in `run_dir` to `out` (default RUN_DIR/report.html), atomically; returns
     the path written. A directory that is not a run's, or a missing plotly, is a UsageError."""
-    from specc.files import write_atomic
+    from specc.compiler.files import write_atomic
 
     results = read_run(os.path.abspath(run_dir))  # the page names the run wherever it is opened
     out = os.fspath(out) if out is not None else os.path.join(os.fspath(run_dir), "report.html")

@@ -18,7 +18,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
-from specc.errors import Problem
+from specc.spec.errors import Problem
 
 MAX_BYTES = 1 << 20  # a spec is a few KB; 1 MiB leaves room for generated ones
 MAX_DEPTH = 64

@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from specc.document import Path, SourceMap, dotted
-from specc.errors import Problem
+from specc.read.document import Path, SourceMap, dotted
 from specc.spec.base import PATTERN_MEANINGS
+from specc.spec.errors import Problem
 from specc.spec.space import DISTRIBUTION_NAMES, DISTRIBUTIONS
 from specc.spec.walk import allowed_keys, choices, field_description, is_distribution, tags
 

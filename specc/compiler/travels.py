@@ -1,0 +1,81 @@
+"""What travels with a job to a Ray cluster, decided from the spec: the working directory and what stays behind.
+
+The working directory is the spec's directory unless `cluster.working_dir` names another (relative to the
+spec), shipped when the job needs it (needs_working_dir); custom factory modules and data files below it reach
+every node, where Ray puts it on the workers' PYTHONPATH and makes it their current directory. Left behind:
+`.git`, virtualenvs and caches always; by default also the run storage path and torchvision data roots (image
+sets belong on every node's disk or on shared storage), or instead of those the spec's `cluster.excludes`.
+Patterns are Ray's (gitignore syntax, relative to the working directory; `.gitignore` and `.rayignore` files are
+honoured as Ray honours them). The compiled script carries these decisions; execute/shipping.py measures them.
+"""
+
+from __future__ import annotations
+
+import os
+
+from specc.spec import Experiment
+
+ALWAYS_EXCLUDED = (
+    ".git",
+    "__pycache__",
+    "*.pyc",
+    ".venv",
+    "venv",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".ipynb_checkpoints",
+)
+
+
+def spec_dir(spec_file: str) -> str:
+    return os.path.dirname(os.path.abspath(spec_file))
+
+
+def needs_working_dir(experiment: Experiment) -> bool:
+    """Whether the job reads anything from the spec's side: a custom factory module, a data file named by a
+    relative path, or a working directory the spec names itself. Otherwise nothing of it is shipped."""
+    if experiment.cluster.working_dir is not None or "custom" in (experiment.model.type, experiment.dataset.type):
+        return True
+    path = getattr(experiment.dataset, "path", None)
+    return bool(path) and "://" not in path and not os.path.isabs(path)
+
+
+def working_dir(experiment: Experiment, spec_file: str) -> str:
+    """The absolute directory shipped with the job."""
+    chosen = experiment.cluster.working_dir
+    return os.path.normpath(os.path.join(spec_dir(spec_file), chosen)) if chosen else spec_dir(spec_file)
+
+
+def excludes(experiment: Experiment, spec_file: str) -> list[str]:
+    """Ray `excludes` patterns for the working directory (the run storage path is added where it is known:
+    `storage_exclude`)."""
+    patterns = list(ALWAYS_EXCLUDED)
+    if experiment.cluster.excludes is not None:
+        return patterns + list(experiment.cluster.excludes)
+    root = getattr(experiment.dataset, "root", None)
+    if experiment.dataset.type == "torchvision" and root and "://" not in root:
+        inside = anchored(os.path.join(spec_dir(spec_file), root), working_dir(experiment, spec_file))
+        patterns += [inside] if inside else []
+    return patterns
+
+
+def anchored(path: str, root: str) -> str | None:
+    """`path` as a pattern anchored at `root` ("/runs"), or None when it is not below `root`."""
+    relative = os.path.relpath(os.path.abspath(path), root)
+    if relative == "." or relative.startswith(".."):
+        return None
+    return "/" + relative.replace(os.sep, "/")
+
+
+def storage_exclude(storage: str, root: str) -> list[str]:
+    """The run storage path as an exclude pattern when it lies below the working directory `root` (runs do not
+    travel with the next job), else nothing; a URI never does."""
+    below = anchored(storage, root) if "://" not in storage else None
+    return [below] if below else []
+
+
+def spec_dir_in_working_dir(experiment: Experiment, spec_file: str) -> str:
+    """The spec's directory relative to the working directory: where custom factories are found on a node."""
+    return os.path.relpath(spec_dir(spec_file), working_dir(experiment, spec_file))
