@@ -16,5 +16,5 @@ def compile_script(
     """The standalone Ray script for a spec (its source text). `output` only names the script in its usage."""
     script_dir = os.path.dirname(os.path.abspath(output)) if output and output != "-" else None
     plan = make_plan(experiment, script_dir)
-    template = f"{experiment.framework}/train.py.j2"
+    template = f"{experiment.framework}/script.py.j2"
     return render(template, context(plan, script_name(output, plan)), templates)

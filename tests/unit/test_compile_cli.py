@@ -268,9 +268,9 @@ def test_run_dry_run_of_a_tensorflow_spec_imports_no_tensorflow(tmp_path):
 
 def test_a_failed_render_leaves_the_existing_output_alone(spec, tmp_path):
     """A user template that renders invalid Python: the old script stays, whole, and nothing else appears."""
-    templates = tmp_path / "templates" / "torch"
+    templates = tmp_path / "templates" / "torch" / "model"
     templates.mkdir(parents=True)
-    (templates / "model_mlp.py.j2").write_text("def build_model(:\n    pass\n", encoding="utf-8")
+    (templates / "mlp.py.j2").write_text("def build_model(:\n    pass\n", encoding="utf-8")
     (tmp_path / "job.py").write_text("old\n", encoding="utf-8")
     done = run_cli("compile", spec, "-o", "job.py", "--templates", "templates", cwd=tmp_path)
     assert done.returncode != 0

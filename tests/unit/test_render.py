@@ -228,7 +228,7 @@ def build_model(cfg, input_shape, num_outputs):
 '''
 
 
-def user_templates(tmp_path, text: str, name: str = "torch/model_mlp.py.j2"):
+def user_templates(tmp_path, text: str, name: str = "torch/model/mlp.py.j2"):
     directory = tmp_path / "my_templates"
     (directory / name).parent.mkdir(parents=True, exist_ok=True)
     (directory / name).write_text(text, encoding="utf-8")
@@ -295,4 +295,4 @@ def test_cli_reports_a_broken_user_template_without_a_traceback(tmp_path, write_
     done = run_cli("compile", str(spec), "--templates", str(user_templates(tmp_path, BROKEN[kind])), "-o", "-")
     assert done.returncode in (Exit.PROBLEMS, Exit.USAGE)
     assert "Traceback" not in done.stderr, done.stderr
-    assert "model_mlp.py.j2" in done.stderr  # names the template at fault
+    assert "model/mlp.py.j2" in done.stderr  # names the template at fault
