@@ -1,5 +1,5 @@
-"""render.py: the one `py` literal function, Multiline docstrings, identifiers, the Jinja environment and
-`--templates DIR` (a user's templates ahead of the built-in ones)."""
+"""specc/compiler/render.py: the one `py` literal function, Multiline docstrings, identifiers, the Jinja
+environment and `--templates DIR` (a user's templates ahead of the built-in ones)."""
 
 from __future__ import annotations
 
