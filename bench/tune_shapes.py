@@ -95,7 +95,7 @@ def compile_both(spec_path: Path, workdir: Path) -> dict[str, Path]:
 
     def shaped(shape: str):
         def source(path: Path) -> str:
-            return render("torch/train.py.j2", context(dataclasses.replace(plan, shape=shape), path.name), None)
+            return render("torch/script.py.j2", context(dataclasses.replace(plan, shape=shape), path.name), None)
 
         return source
 

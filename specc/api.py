@@ -1,7 +1,8 @@
 """The library's one entry point: what the CLI and users call. Each function hands over to its stage.
 
-load / validate (check), compile (compiler), describe_plan / plan_report (plan), show / schema (spec). `specc.run`
-is execute.run. Nothing here imports ray, torch or tensorflow; a stage's modules load when first used.
+load / validate (check), compile (compiler), plan_report / format_plan (plan), describe_plan (compiler and plan),
+show / schema (spec); `specc.run` is execute.run. Nothing here imports ray, torch or tensorflow; a stage's
+modules load when first used.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Rules across fields of a schema-valid Experiment (SPEC §4-§8). Each rule is a function yielding Problems.
 
 The rules use the models' own knowledge: the metric names a spec reports (`Experiment.reported_metrics`),
-the task and shape of a dataset. The search-space rules live in search_checks.py.
+the task and shape of a dataset. The search-space rules live in search_space.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each entry is a one-key mapping; the key picks the distribution. Bounds are checked here (lo < hi, log
 bounds > 0, q > 0, non-empty choices); whether the values fit the field they are sampled into is checked
-in `specc.check.rules` through that field's own type, using `probes()`: the extreme and representative values
+in `specc.check.search_space` through that field's own type, using `probes()`: the extreme and representative values
 the distribution can produce.
 """
 
