@@ -71,6 +71,8 @@ def context(plan: Plan, script_name: str) -> dict:
     lean = plan.shape == "tune"
     return {
         "lean": lean,  # one Tune trial per process: Tune's session, no worker group
+        "checkpointed": _checkpointed(e),
+        "sends_runtime_env": bool(runtime_env_of(e)) or plan.working_dir is not None,  # see job_runtime_env
         "session": Code("tune" if lean else "ray.train"),
         "move_batches": lean and e.scaling.use_gpu and plan.loader != "ray_data",
         "restore_args": Code(RESTORE[e.run.resume]),
@@ -216,3 +218,10 @@ def script_name(output: str | None, plan: Plan) -> str:
     if output and output != "-":
         return os.path.basename(output)
     return plan.experiment.name.replace("-", "_") + ".py"
+
+
+def _checkpointed(e) -> list[str]:
+    """What a torch checkpoint holds beside the model and the optimizer: the state of the objects the spec uses."""
+    return (["lr_schedule"] if e.training.lr_schedule.type != "none" else []) + (
+        ["scaler"] if e.training.mixed_precision else []
+    )

@@ -54,7 +54,7 @@ def run(
     address = address or experiment.cluster.address
     storage = storage_path or experiment.run.storage_path
     storage = storage if "://" in storage else os.path.abspath(storage)
-    if not ray_is_up() and module.joins_cluster(address) and getattr(module, "WORKING_DIR", None):
+    if not ray_is_up() and getattr(module, "WORKING_DIR", None) and module.joins_cluster(address):
         _check_shipment(module, storage, spec_file)
     started = _start_ray(module, address, storage, spec_file, quiet)
     try:

@@ -275,7 +275,7 @@ def load_state(model, checkpoint):
         model.load_weights(os.path.join(directory, "model.keras"))
 
 
-def make_trainer(config, scaling, name, storage_path, max_failures, datasets=None, callbacks=()):
+def make_trainer(config, scaling, name, storage_path, datasets, callbacks):
     """A TensorflowTrainer running train_func on `scaling`'s workers; its checkpoints go to storage_path/name."""
     return ray.train.tensorflow.TensorflowTrainer(
         train_func,
@@ -287,8 +287,8 @@ def make_trainer(config, scaling, name, storage_path, max_failures, datasets=Non
             checkpoint_config=ray.train.CheckpointConfig(
                 num_to_keep=1, checkpoint_score_attribute="val_mae", checkpoint_score_order="min"
             ),
-            failure_config=ray.train.FailureConfig(max_failures=max_failures),
-            callbacks=list(callbacks),
+            failure_config=ray.train.FailureConfig(max_failures=1),
+            callbacks=callbacks,
         ),
         datasets=datasets,
     )
@@ -351,13 +351,12 @@ def main(argv=None, artefacts=None, echo=True):
 
     started = start_ray(args.address, storage_path, args.quiet)
     try:
-        if scaling["num_workers"]:
-            how_many_fit({name: n * scaling["num_workers"] for name, n in worker_resources(scaling).items()}, "run")
+        how_many_fit({name: n * scaling["num_workers"] for name, n in worker_resources(scaling).items()}, "run")
         write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
         datasets, facts = make_datasets(config["dataset"])
         config = {**config, "data": facts}
         tracking = Tracking(run_dir, {name: config[name] for name in CONFIG}, 1)
-        trainer = make_trainer(config, scaling, RUN_NAME, storage_path, 1, datasets, callbacks=[tracking])
+        trainer = make_trainer(config, scaling, RUN_NAME, storage_path, datasets, [tracking])
         summary = write_results(run_dir, trainer.fit())
     finally:
         if started:
@@ -386,6 +385,7 @@ def write_results(run_dir, result):
     return summary
 
 
+# Run plumbing: the script's own command line, its run directory, and Ray started or joined for it.
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--address", default=None, help="Ray cluster address (default: start a local Ray)")
@@ -411,7 +411,6 @@ def prepare(args):
     }
     if args.smoke:
         config = {**CONFIG, "training": {**CONFIG["training"], "epochs": 1, "max_batches": 3}}
-        scaling.update(num_workers=min(scaling["num_workers"], 2), use_gpu=False)
     # Ray workers run in their own directories: data paths are made absolute here, in the driver.
     # Relative ones are relative to this script (where `specc compile -o` put it).
     data = config["dataset"]
@@ -463,19 +462,16 @@ def start_ray(address, storage_path, quiet=False):
             socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
         except OSError as error:
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
-    runtime_env = job_runtime_env(address, storage_path)
+    # --quiet: Ray's own messages at warning level, workers' output not forwarded.
+    quieter = {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}
     try:
-        ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, **quiet_ray(quiet))
+        runtime_env = job_runtime_env(address, storage_path)
+        ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, **quieter)
     except ConnectionError as error:
         raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
     except ValueError as error:  # a runtime_env Ray refuses, e.g. a working directory larger than it uploads
         raise SystemExit(f"cannot start the job on {address or 'a local Ray'}: {error}") from None
     return True
-
-
-def quiet_ray(quiet):
-    """ray.init's arguments for --quiet: Ray's own messages at warning level, workers' output not forwarded."""
-    return {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}
 
 
 def joins_cluster(address):

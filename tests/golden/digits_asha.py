@@ -160,23 +160,21 @@ def train_func(config):
     optimizer = make_optimizer(model.parameters(), training["optimizer"])
     lr_schedule = make_lr_schedule(optimizer, training["lr_schedule"])
     loss_fn = nn.CrossEntropyLoss()
-    scaler = None
-    start, history = restore(model, optimizer, lr_schedule, scaler, device)
+    start, history = restore(model, optimizer, lr_schedule, device)
 
     for epoch in range(start, training["epochs"]):
         start_epoch(train, train_loader, epoch)
-        train_loss = train_one_epoch(model, optimizer, loss_fn, train_loader, training, scaler, device)
+        train_loss = train_one_epoch(model, optimizer, loss_fn, train_loader, training, device)
         metrics = {"epoch": epoch, "train_loss": train_loss, **evaluate(model, loss_fn, val_loader, device)}
-        if lr_schedule is not None:
-            lr_schedule.step()
+        lr_schedule.step()
         history.append(metrics)
         every, last = training["checkpoint_every"], epoch == training["epochs"] - 1
         save = rank == 0 and ((every and (epoch + 1) % every == 0) or last)
-        report(metrics, history, model, optimizer, lr_schedule, scaler, epoch, save)
+        report(metrics, history, model, optimizer, lr_schedule, epoch, save)
     return history if rank == 0 else None
 
 
-def train_one_epoch(model, optimizer, loss_fn, batches, training, scaler, device):
+def train_one_epoch(model, optimizer, loss_fn, batches, training, device):
     """One pass over this worker's batches; returns the mean training loss over all workers."""
     model.train()
     total, seen = torch.zeros((), device=device), 0
@@ -224,7 +222,7 @@ def all_workers(values):
     return values
 
 
-def restore(model, optimizer, lr_schedule, scaler, device):
+def restore(model, optimizer, lr_schedule, device):
     """Loads the latest checkpoint when Ray resumes this run; returns (first epoch to run, metrics so far)."""
     checkpoint = tune.get_checkpoint()
     if not checkpoint:
@@ -233,14 +231,11 @@ def restore(model, optimizer, lr_schedule, scaler, device):
         state = torch.load(os.path.join(directory, "state.pt"), map_location=device)
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
-    if lr_schedule is not None:
-        lr_schedule.load_state_dict(state["lr_schedule"])
-    if scaler is not None:
-        scaler.load_state_dict(state["scaler"])
+    lr_schedule.load_state_dict(state["lr_schedule"])
     return state["epoch"] + 1, state["history"]
 
 
-def report(metrics, history, model, optimizer, lr_schedule, scaler, epoch, save):
+def report(metrics, history, model, optimizer, lr_schedule, epoch, save):
     """Reports the epoch to Tune, with a checkpoint when one is due."""
     with tempfile.TemporaryDirectory() as directory:
         checkpoint = None
@@ -248,8 +243,7 @@ def report(metrics, history, model, optimizer, lr_schedule, scaler, epoch, save)
             state = {
                 "model": model.state_dict(),
                 "optimizer": optimizer.state_dict(),
-                "lr_schedule": lr_schedule.state_dict() if lr_schedule is not None else None,
-                "scaler": scaler.state_dict() if scaler is not None else None,
+                "lr_schedule": lr_schedule.state_dict(),
                 "epoch": epoch,
                 "history": history,
             }
@@ -493,6 +487,7 @@ def plain(value):
     return value.item() if hasattr(value, "item") else value
 
 
+# Run plumbing: the script's own command line, its run directory, and Ray started or joined for it.
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--address", default=None, help="Ray cluster address (default: start a local Ray)")
@@ -517,7 +512,6 @@ def prepare(args):
     }
     if args.smoke:
         config = {**CONFIG, "training": {**CONFIG["training"], "epochs": 1, "max_batches": 3}}
-        scaling.update(num_workers=min(scaling["num_workers"], 2), use_gpu=False)
     return config, scaling
 
 
@@ -564,25 +558,16 @@ def start_ray(address, storage_path, quiet=False):
             socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
         except OSError as error:
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
-    runtime_env = job_runtime_env(address, storage_path)
+    # --quiet: Ray's own messages at warning level, workers' output not forwarded.
+    quieter = {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}
     try:
-        ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, **quiet_ray(quiet))
+        runtime_env = job_runtime_env(address, storage_path)
+        ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, **quieter)
     except ConnectionError as error:
         raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
     except ValueError as error:  # a runtime_env Ray refuses, e.g. a working directory larger than it uploads
         raise SystemExit(f"cannot start the job on {address or 'a local Ray'}: {error}") from None
     return True
-
-
-def quiet_ray(quiet):
-    """ray.init's arguments for --quiet: Ray's own messages at warning level, workers' output not forwarded."""
-    return {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}
-
-
-def joins_cluster(address):
-    """Whether this run joins a running cluster (`address`, RAY_ADDRESS, or inside a Ray Job) rather than
-    starting a local Ray: its code must then travel with it."""
-    return (address or os.environ.get("RAY_ADDRESS") or "local") != "local"
 
 
 def job_runtime_env(address, storage_path):

@@ -65,7 +65,6 @@ CONFIG = {
 RUN_NAME = "digits-cnn"
 STORAGE_PATH = "./runs"
 WORKING_DIR = None  # the job needs nothing from the spec's directory on a cluster: nothing is shipped
-RUNTIME_ENV = {}  # cluster.runtime_env
 
 
 def load_data(cfg):
@@ -190,8 +189,7 @@ def train_func(config):
         start_epoch(train, train_loader, epoch)
         train_loss = train_one_epoch(model, optimizer, loss_fn, train_loader, training, scaler, device)
         metrics = {"epoch": epoch, "train_loss": train_loss, **evaluate(model, loss_fn, val_loader, device)}
-        if lr_schedule is not None:
-            lr_schedule.step()
+        lr_schedule.step()
         history.append(metrics)
         every, last = training["checkpoint_every"], epoch == training["epochs"] - 1
         save = rank == 0 and ((every and (epoch + 1) % every == 0) or last)
@@ -260,10 +258,8 @@ def restore(model, optimizer, lr_schedule, scaler, device):
         state = torch.load(os.path.join(directory, "state.pt"), map_location=device)
     unwrapped(model).load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
-    if lr_schedule is not None:
-        lr_schedule.load_state_dict(state["lr_schedule"])
-    if scaler is not None:
-        scaler.load_state_dict(state["scaler"])
+    lr_schedule.load_state_dict(state["lr_schedule"])
+    scaler.load_state_dict(state["scaler"])
     return state["epoch"] + 1, state["history"]
 
 
@@ -275,8 +271,8 @@ def report(metrics, history, model, optimizer, lr_schedule, scaler, epoch, save)
             state = {
                 "model": unwrapped(model).state_dict(),
                 "optimizer": optimizer.state_dict(),
-                "lr_schedule": lr_schedule.state_dict() if lr_schedule is not None else None,
-                "scaler": scaler.state_dict() if scaler is not None else None,
+                "lr_schedule": lr_schedule.state_dict(),
+                "scaler": scaler.state_dict(),
                 "epoch": epoch,
                 "history": history,
             }
@@ -289,7 +285,7 @@ def unwrapped(model):
     return model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
 
 
-def make_trainer(config, scaling, name, storage_path, max_failures, datasets=None, callbacks=()):
+def make_trainer(config, scaling, name, storage_path):
     """A TorchTrainer running train_func on `scaling`'s workers; its checkpoints go to storage_path/name."""
     return ray.train.torch.TorchTrainer(
         train_func,
@@ -302,10 +298,7 @@ def make_trainer(config, scaling, name, storage_path, max_failures, datasets=Non
             checkpoint_config=ray.train.CheckpointConfig(
                 num_to_keep=1, checkpoint_score_attribute="val_accuracy", checkpoint_score_order="max"
             ),
-            failure_config=ray.train.FailureConfig(max_failures=max_failures),
-            callbacks=list(callbacks),
         ),
-        datasets=datasets,
     )
 
 
@@ -319,11 +312,9 @@ def main(argv=None, artefacts=None, echo=True):
 
     started = start_ray(args.address, storage_path, args.quiet)
     try:
-        if scaling["num_workers"]:
-            how_many_fit({name: n * scaling["num_workers"] for name, n in worker_resources(scaling).items()}, "run")
+        how_many_fit({name: n * scaling["num_workers"] for name, n in worker_resources(scaling).items()}, "run")
         write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
-        datasets = None
-        trainer = make_trainer(config, scaling, RUN_NAME, storage_path, 0, datasets)
+        trainer = make_trainer(config, scaling, RUN_NAME, storage_path)
         summary = write_results(run_dir, trainer.fit())
     finally:
         if started:
@@ -352,6 +343,7 @@ def write_results(run_dir, result):
     return summary
 
 
+# Run plumbing: the script's own command line, its run directory, and Ray started or joined for it.
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--address", default=None, help="Ray cluster address (default: start a local Ray)")
@@ -376,7 +368,6 @@ def prepare(args):
     }
     if args.smoke:
         config = {**CONFIG, "training": {**CONFIG["training"], "epochs": 1, "max_batches": 3}}
-        scaling.update(num_workers=min(scaling["num_workers"], 2), use_gpu=False)
     return config, scaling
 
 
@@ -423,37 +414,13 @@ def start_ray(address, storage_path, quiet=False):
             socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
         except OSError as error:
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
-    runtime_env = job_runtime_env(address, storage_path)
+    # --quiet: Ray's own messages at warning level, workers' output not forwarded.
+    quieter = {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}
     try:
-        ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, **quiet_ray(quiet))
+        ray.init(address=address, include_dashboard=False, **quieter)
     except ConnectionError as error:
         raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
-    except ValueError as error:  # a runtime_env Ray refuses, e.g. a working directory larger than it uploads
-        raise SystemExit(f"cannot start the job on {address or 'a local Ray'}: {error}") from None
     return True
-
-
-def quiet_ray(quiet):
-    """ray.init's arguments for --quiet: Ray's own messages at warning level, workers' output not forwarded."""
-    return {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}
-
-
-def joins_cluster(address):
-    """Whether this run joins a running cluster (`address`, RAY_ADDRESS, or inside a Ray Job) rather than
-    starting a local Ray: its code must then travel with it."""
-    return (address or os.environ.get("RAY_ADDRESS") or "local") != "local"
-
-
-def job_runtime_env(address, storage_path):
-    """RUNTIME_ENV. In a Ray Job (`specc submit`, `ray job submit`) the job's runtime_env is in force: only what it
-    leaves unset is added."""
-    runtime_env = dict(RUNTIME_ENV)
-    job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}")).get("runtime_env") or {}
-    env_vars = {
-        name: value for name, value in runtime_env.pop("env_vars", {}).items() if name not in job.get("env_vars", {})
-    }
-    runtime_env = {key: value for key, value in runtime_env.items() if key not in job}
-    return {**runtime_env, **({"env_vars": env_vars} if env_vars else {})}
 
 
 def how_many_fit(need, what):

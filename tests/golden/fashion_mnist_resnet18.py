@@ -162,8 +162,7 @@ def train_func(config):
         start_epoch(train, train_loader, epoch)
         train_loss = train_one_epoch(model, optimizer, loss_fn, train_loader, training, scaler, device)
         metrics = {"epoch": epoch, "train_loss": train_loss, **evaluate(model, loss_fn, val_loader, device)}
-        if lr_schedule is not None:
-            lr_schedule.step()
+        lr_schedule.step()
         history.append(metrics)
         every, last = training["checkpoint_every"], epoch == training["epochs"] - 1
         save = rank == 0 and ((every and (epoch + 1) % every == 0) or last)
@@ -230,10 +229,8 @@ def restore(model, optimizer, lr_schedule, scaler, device):
         state = torch.load(os.path.join(directory, "state.pt"), map_location=device)
     unwrapped(model).load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
-    if lr_schedule is not None:
-        lr_schedule.load_state_dict(state["lr_schedule"])
-    if scaler is not None:
-        scaler.load_state_dict(state["scaler"])
+    lr_schedule.load_state_dict(state["lr_schedule"])
+    scaler.load_state_dict(state["scaler"])
     return state["epoch"] + 1, state["history"]
 
 
@@ -245,8 +242,8 @@ def report(metrics, history, model, optimizer, lr_schedule, scaler, epoch, save)
             state = {
                 "model": unwrapped(model).state_dict(),
                 "optimizer": optimizer.state_dict(),
-                "lr_schedule": lr_schedule.state_dict() if lr_schedule is not None else None,
-                "scaler": scaler.state_dict() if scaler is not None else None,
+                "lr_schedule": lr_schedule.state_dict(),
+                "scaler": scaler.state_dict(),
                 "epoch": epoch,
                 "history": history,
             }
@@ -259,7 +256,7 @@ def unwrapped(model):
     return model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
 
 
-def make_trainer(config, scaling, name, storage_path, max_failures, datasets=None, callbacks=()):
+def make_trainer(config, scaling, name, storage_path, callbacks):
     """A TorchTrainer running train_func on `scaling`'s workers; its checkpoints go to storage_path/name."""
     return ray.train.torch.TorchTrainer(
         train_func,
@@ -272,10 +269,9 @@ def make_trainer(config, scaling, name, storage_path, max_failures, datasets=Non
             checkpoint_config=ray.train.CheckpointConfig(
                 num_to_keep=2, checkpoint_score_attribute="val_accuracy", checkpoint_score_order="max"
             ),
-            failure_config=ray.train.FailureConfig(max_failures=max_failures),
-            callbacks=list(callbacks),
+            failure_config=ray.train.FailureConfig(max_failures=1),
+            callbacks=callbacks,
         ),
-        datasets=datasets,
     )
 
 
@@ -341,12 +337,10 @@ def main(argv=None, artefacts=None, echo=True):
 
     started = start_ray(args.address, storage_path, args.quiet)
     try:
-        if scaling["num_workers"]:
-            how_many_fit({name: n * scaling["num_workers"] for name, n in worker_resources(scaling).items()}, "run")
+        how_many_fit({name: n * scaling["num_workers"] for name, n in worker_resources(scaling).items()}, "run")
         write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
-        datasets = None
         tracking = Tracking(run_dir, {name: config[name] for name in CONFIG}, 1)
-        trainer = make_trainer(config, scaling, RUN_NAME, storage_path, 1, datasets, callbacks=[tracking])
+        trainer = make_trainer(config, scaling, RUN_NAME, storage_path, [tracking])
         summary = write_results(run_dir, trainer.fit())
     finally:
         if started:
@@ -375,6 +369,7 @@ def write_results(run_dir, result):
     return summary
 
 
+# Run plumbing: the script's own command line, its run directory, and Ray started or joined for it.
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--address", default=None, help="Ray cluster address (default: start a local Ray)")
@@ -399,7 +394,6 @@ def prepare(args):
     }
     if args.smoke:
         config = {**CONFIG, "training": {**CONFIG["training"], "epochs": 1, "max_batches": 3}}
-        scaling.update(num_workers=min(scaling["num_workers"], 2), use_gpu=False)
     # Ray workers run in their own directories: data paths are made absolute here, in the driver.
     # Relative ones are relative to this script (where `specc compile -o` put it).
     data = config["dataset"]
@@ -451,25 +445,16 @@ def start_ray(address, storage_path, quiet=False):
             socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
         except OSError as error:
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
-    runtime_env = job_runtime_env(address, storage_path)
+    # --quiet: Ray's own messages at warning level, workers' output not forwarded.
+    quieter = {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}
     try:
-        ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, **quiet_ray(quiet))
+        runtime_env = job_runtime_env(address, storage_path)
+        ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, **quieter)
     except ConnectionError as error:
         raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
     except ValueError as error:  # a runtime_env Ray refuses, e.g. a working directory larger than it uploads
         raise SystemExit(f"cannot start the job on {address or 'a local Ray'}: {error}") from None
     return True
-
-
-def quiet_ray(quiet):
-    """ray.init's arguments for --quiet: Ray's own messages at warning level, workers' output not forwarded."""
-    return {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}
-
-
-def joins_cluster(address):
-    """Whether this run joins a running cluster (`address`, RAY_ADDRESS, or inside a Ray Job) rather than
-    starting a local Ray: its code must then travel with it."""
-    return (address or os.environ.get("RAY_ADDRESS") or "local") != "local"
 
 
 def job_runtime_env(address, storage_path):

@@ -492,6 +492,7 @@ def plain(value):
     return value.item() if hasattr(value, "item") else value
 
 
+# Run plumbing: the script's own command line, its run directory, and Ray started or joined for it.
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--address", default=None, help="Ray cluster address (default: start a local Ray)")
@@ -517,7 +518,6 @@ def prepare(args):
     }
     if args.smoke:
         config = {**CONFIG, "training": {**CONFIG["training"], "epochs": 1, "max_batches": 3}}
-        scaling.update(num_workers=min(scaling["num_workers"], 2), use_gpu=False)
     return config, scaling
 
 
@@ -564,25 +564,16 @@ def start_ray(address, storage_path, quiet=False):
             socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
         except OSError as error:
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
-    runtime_env = job_runtime_env(address, storage_path)
+    # --quiet: Ray's own messages at warning level, workers' output not forwarded.
+    quieter = {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}
     try:
-        ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, **quiet_ray(quiet))
+        runtime_env = job_runtime_env(address, storage_path)
+        ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, **quieter)
     except ConnectionError as error:
         raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
     except ValueError as error:  # a runtime_env Ray refuses, e.g. a working directory larger than it uploads
         raise SystemExit(f"cannot start the job on {address or 'a local Ray'}: {error}") from None
     return True
-
-
-def quiet_ray(quiet):
-    """ray.init's arguments for --quiet: Ray's own messages at warning level, workers' output not forwarded."""
-    return {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}
-
-
-def joins_cluster(address):
-    """Whether this run joins a running cluster (`address`, RAY_ADDRESS, or inside a Ray Job) rather than
-    starting a local Ray: its code must then travel with it."""
-    return (address or os.environ.get("RAY_ADDRESS") or "local") != "local"
 
 
 def job_runtime_env(address, storage_path):

@@ -16,6 +16,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 import types
@@ -24,6 +25,8 @@ from pathlib import Path
 import pytest
 
 from specc import api
+from specc.compiler import travels
+from specc.compiler.fragments import runtime_env_of
 from specc.spec.errors import UsageError
 from tests.conftest import ROOT
 
@@ -38,6 +41,7 @@ def _train_only_torch(spec: str) -> bool:
 
 
 TRAIN_ONLY_TORCH = [spec for spec in SPECS if _train_only_torch(spec)]  # what this specc compiles
+GOLDEN_NAMES = [Path(spec).stem for spec in SPECS]
 
 
 def compile_spec(spec: str) -> str:
@@ -235,10 +239,20 @@ def test_mixed_precision_on_cpu_keeps_the_scaler_but_no_gpu_transport():
     assert "nccl" not in source and "pin_memory" not in source
 
 
-def test_no_lr_schedule_means_no_make_lr_schedule():
+def test_no_lr_schedule_means_no_lr_schedule_in_the_code():
     source = golden_text("digits_mlp")
     assert "make_lr_schedule" not in source
-    assert "lr_schedule = None" in source
+    assert "lr_schedule = " not in source and "lr_schedule." not in source and "lr_schedule," not in source
+
+
+@pytest.mark.parametrize("name", GOLDEN_NAMES)
+def test_no_script_carries_an_object_its_spec_does_not_use(name):
+    """SPEC §11: what the spec leaves out is not in the script as a None passed from function to function."""
+    source = golden_text(name)
+    for unused in re.findall(r"^\s+(\w+) = None$", source, re.MULTILINE):
+        assert unused not in ("lr_schedule", "scaler", "datasets"), f"{name}: {unused} = None"
+    assert " is not None else None" not in source, name
+    assert "datasets=None" not in source and "callbacks=()" not in source, name
 
 
 def used_paths(spec: str) -> dict[str, bool]:
@@ -269,6 +283,15 @@ def used_paths(spec: str) -> dict[str, bool]:
         "torch.optim.AdamW(": e.training.optimizer.type == "adamw",
         "torch.optim.RMSprop(": e.training.optimizer.type == "rmsprop",
         "get_best_checkpoint(": e.run.checkpoint_score is not None,
+        "lr_schedule.step()": e.training.lr_schedule.type != "none",
+        "scaler": e.training.mixed_precision,
+        "datasets=datasets": e.dataset.loader == "ray_data",
+        "failure_config=": e.run.max_failures > 0,
+        "callbacks=": bool(e.run.callbacks),
+        "RUNTIME_ENV = ": bool(runtime_env_of(e)),
+        "def job_runtime_env(": bool(runtime_env_of(e)) or travels.needs_working_dir(e),
+        "def joins_cluster(": travels.needs_working_dir(e),
+        "def worker_resources(": e.scaling.num_workers > 0,
     }
 
 
