@@ -184,7 +184,7 @@ def generated(w: Workload, epochs: int, prepare=pass_through) -> float:
     start = clocks()
     for epoch in range(epochs):
         w.module.start_epoch(train, train_loader, epoch)
-        w.module.train_one_epoch(model, optimizer, loss_fn, train_loader, training, None, device)
+        w.module.train_one_epoch(model, optimizer, loss_fn, train_loader, training, device)
     return since(start)
 
 

@@ -103,6 +103,7 @@ def _check_shipment(module, storage: str, spec_file: str | None) -> None:
 def _start_ray(module, address: str | None, storage: str, spec_file: str | None, quiet: bool = False) -> bool:
     """Ray is started (or joined) here, so that a cluster that cannot be reached is a problem, not a traceback."""
     try:
-        return module.start_ray(address, storage, quiet)
+        shipped = getattr(module, "WORKING_DIR", None)  # the storage path then stays behind
+        return module.start_ray(address, storage, quiet) if shipped else module.start_ray(address, quiet)
     except SystemExit as stop:
         raise SpecError([Problem("E402", str(stop.code), spec_file)]) from None

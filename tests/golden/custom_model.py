@@ -411,7 +411,7 @@ def check_resumable(run_dir, resume, force):
             )
 
 
-def start_ray(address, storage_path, quiet=False):
+def start_ray(address, storage_path, quiet):
     """Starts a local Ray (address None) or joins the cluster at `address`; returns whether it started one.
     An address where nothing listens is refused within seconds (ray.init itself would retry for minutes)."""
     if ray.is_initialized():
@@ -422,14 +422,13 @@ def start_ray(address, storage_path, quiet=False):
             socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
         except OSError as error:
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
-    # --quiet: Ray's own messages at warning level, workers' output not forwarded.
-    quieter = {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}
+    runtime_env = job_runtime_env(address, storage_path)
+    quieter = {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}  # Ray's warnings only
     try:
-        runtime_env = job_runtime_env(address, storage_path)
         ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, **quieter)
     except ConnectionError as error:
         raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
-    except ValueError as error:  # a runtime_env Ray refuses, e.g. a working directory larger than it uploads
+    except ValueError as error:  # an address or a runtime_env Ray refuses (e.g. a working directory too large)
         raise SystemExit(f"cannot start the job on {address or 'a local Ray'}: {error}") from None
     return True
 
@@ -441,9 +440,9 @@ def joins_cluster(address):
 
 
 def job_runtime_env(address, storage_path):
-    """RUNTIME_ENV; joining a cluster, also WORKING_DIR for every node (less EXCLUDES and the run storage path
-    when it lies below), which Ray unpacks there and puts on the workers' PYTHONPATH. In a Ray Job (`specc submit`,
-    `ray job submit`) the job's runtime_env is in force: only what it leaves unset is added."""
+    """Joining a cluster, WORKING_DIR for every node (less EXCLUDES and the run storage path when it lies below),
+    which Ray unpacks there and puts on the workers' PYTHONPATH. In a Ray Job (`specc submit`, `ray job submit`)
+    the job's runtime_env is in force: only what it leaves unset is added."""
     runtime_env = {}
     job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}")).get("runtime_env") or {}
     if joins_cluster(address) and "working_dir" not in job:
@@ -451,11 +450,7 @@ def job_runtime_env(address, storage_path):
         below = ".." if "://" in storage_path else os.path.relpath(storage_path, root)
         inside = below != "." and not below.startswith("..")  # the working directory itself is not left behind
         runtime_env.update(working_dir=root, excludes=EXCLUDES + (["/" + below] if inside else []))
-    env_vars = {
-        name: value for name, value in runtime_env.pop("env_vars", {}).items() if name not in job.get("env_vars", {})
-    }
-    runtime_env = {key: value for key, value in runtime_env.items() if key not in job}
-    return {**runtime_env, **({"env_vars": env_vars} if env_vars else {})}
+    return {key: value for key, value in runtime_env.items() if key not in job}
 
 
 def how_many_fit(need, what):

@@ -50,7 +50,6 @@ CONFIG = {
 }
 RUN_NAME = "digits-mlp"
 STORAGE_PATH = "./runs"
-WORKING_DIR = None  # the job needs nothing from the spec's directory on a cluster: nothing is shipped
 
 
 def load_data(cfg):
@@ -265,7 +264,7 @@ def main(argv=None, artefacts=None, echo=True):
     storage_path, run_dir = run_location(args)
     check_resumable(run_dir, args.resume, args.force)
 
-    started = start_ray(args.address, storage_path, args.quiet)
+    started = start_ray(args.address, args.quiet)
     try:
         how_many_fit({name: n * scaling["num_workers"] for name, n in worker_resources(scaling).items()}, "run")
         write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
@@ -358,7 +357,7 @@ def check_resumable(run_dir, resume, force):
             )
 
 
-def start_ray(address, storage_path, quiet=False):
+def start_ray(address, quiet):
     """Starts a local Ray (address None) or joins the cluster at `address`; returns whether it started one.
     An address where nothing listens is refused within seconds (ray.init itself would retry for minutes)."""
     if ray.is_initialized():
@@ -369,12 +368,13 @@ def start_ray(address, storage_path, quiet=False):
             socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
         except OSError as error:
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
-    # --quiet: Ray's own messages at warning level, workers' output not forwarded.
-    quieter = {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}
+    quieter = {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}  # Ray's warnings only
     try:
         ray.init(address=address, include_dashboard=False, **quieter)
     except ConnectionError as error:
         raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
+    except ValueError as error:  # an address or a runtime_env Ray refuses (e.g. a working directory too large)
+        raise SystemExit(f"cannot start the job on {address or 'a local Ray'}: {error}") from None
     return True
 
 

@@ -59,7 +59,6 @@ RUN_NAME = "digits-pbt"
 STORAGE_PATH = "./runs"
 METRIC, MODE = "val_accuracy", "max"  # tune.metric, tune.mode
 REPORTED = ["epoch", "train_loss", "val_loss", "val_accuracy"]  # what each epoch reports
-WORKING_DIR = None  # the job needs nothing from the spec's directory on a cluster: nothing is shipped
 RUNTIME_ENV = {"env_vars": {"OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}}  # cluster.runtime_env
 
 
@@ -332,7 +331,7 @@ def main(argv=None, artefacts=None, echo=True):
     storage_path, run_dir = run_location(args)
     check_resumable(run_dir, args.resume, args.force)
 
-    started = start_ray(args.address, storage_path, args.quiet)
+    started = start_ray(args.address, args.quiet)
     try:
         per_trial = worker_resources(scaling)
         how_many_fit(per_trial, "trial")
@@ -365,7 +364,6 @@ def main(argv=None, artefacts=None, echo=True):
                     checkpoint_config=tune.CheckpointConfig(
                         num_to_keep=4, checkpoint_score_attribute="val_accuracy", checkpoint_score_order="max"
                     ),
-                    failure_config=tune.FailureConfig(max_failures=0),
                     callbacks=callbacks,
                     verbose=0 if args.quiet else None,
                 ),
@@ -533,7 +531,7 @@ def check_resumable(run_dir, resume, force):
             )
 
 
-def start_ray(address, storage_path, quiet=False):
+def start_ray(address, quiet):
     """Starts a local Ray (address None) or joins the cluster at `address`; returns whether it started one.
     An address where nothing listens is refused within seconds (ray.init itself would retry for minutes)."""
     if ray.is_initialized():
@@ -544,25 +542,24 @@ def start_ray(address, storage_path, quiet=False):
             socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
         except OSError as error:
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
-    # --quiet: Ray's own messages at warning level, workers' output not forwarded.
-    quieter = {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}
+    runtime_env = job_runtime_env()
+    quieter = {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}  # Ray's warnings only
     try:
-        runtime_env = job_runtime_env(address, storage_path)
         ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, **quieter)
     except ConnectionError as error:
         raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
-    except ValueError as error:  # a runtime_env Ray refuses, e.g. a working directory larger than it uploads
+    except ValueError as error:  # an address or a runtime_env Ray refuses (e.g. a working directory too large)
         raise SystemExit(f"cannot start the job on {address or 'a local Ray'}: {error}") from None
     return True
 
 
-def job_runtime_env(address, storage_path):
+def job_runtime_env():
     """RUNTIME_ENV. In a Ray Job (`specc submit`, `ray job submit`) the job's runtime_env is in force: only what it
     leaves unset is added."""
     runtime_env = dict(RUNTIME_ENV)
     job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}")).get("runtime_env") or {}
     env_vars = {
-        name: value for name, value in runtime_env.pop("env_vars", {}).items() if name not in job.get("env_vars", {})
+        name: value for name, value in runtime_env.pop("env_vars").items() if name not in job.get("env_vars", {})
     }
     runtime_env = {key: value for key, value in runtime_env.items() if key not in job}
     return {**runtime_env, **({"env_vars": env_vars} if env_vars else {})}

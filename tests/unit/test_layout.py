@@ -5,6 +5,8 @@ the line to move; so does a new module dropped at the top of specc/."""
 from __future__ import annotations
 
 import ast
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,6 +77,19 @@ def test_each_stage_says_what_enters_and_what_leaves(stage):
     assert "Enters:" in doc and "Leaves:" in doc, f"specc/{stage}/__init__.py"
 
 
+def test_the_templates_readme_maps_every_template():
+    """templates/README.md names each template (a brace group names several: torch/model/{mlp,cnn}.py.j2)."""
+    templates = PACKAGE.parent / "templates"
+    readme = (templates / "README.md").read_text(encoding="utf-8")
+    named = set()
+    for folder, group in re.findall(r"`([\w/]+/)\{([\w,]+)\}\.py\.j2`", readme):
+        named |= {f"{folder}{name}.py.j2" for name in group.split(",")}
+    named |= set(re.findall(r"`([\w/]+\.(?:py|yaml)\.j2)`", readme))
+    present = {path.relative_to(templates).as_posix() for path in templates.rglob("*.j2")}
+    assert present - named == set(), "templates the README does not map"
+    assert named - present == set(), "templates the README names that do not exist"
+
+
 def test_the_check_finds_a_backward_arrow(tmp_path, monkeypatch):
     """The walk itself: a stage importing a later one, or a door, is reported with its line."""
     package = tmp_path / "specc"
@@ -85,7 +100,7 @@ def test_the_check_finds_a_backward_arrow(tmp_path, monkeypatch):
         "from specc.compiler.render import render\n\n\ndef f():\n    from specc import api\n"
     )
     (package / "compiler" / "render.py").write_text("from specc.read.loader import load_raw\n")
-    monkeypatch.setattr(__import__(__name__), "PACKAGE", package)
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", package)
     assert backward_arrows() == [
         "specc/read/loader.py:1: the read stage imports specc.compiler.render.render (compiler), which comes after it",
         "specc/read/loader.py:5: the read stage imports specc.api (door), which comes after it",

@@ -226,9 +226,24 @@ def test_a_job_that_needs_nothing_from_the_spec_directory_ships_nothing(tmp_path
     spec.write_text("specc: 1\nname: plain\nframework: torch\nmodel: {type: mlp}\ndataset: {type: digits}\n"
                     "training: {epochs: 1}\n", encoding="utf-8")  # fmt: skip
     module = script(spec)
-    assert module.WORKING_DIR is None
-    assert module.job_runtime_env("10.0.0.1:6379", str(tmp_path / "runs")) == {}
+    # Nothing can travel: the script has no working directory to ship and hands ray.init no runtime_env.
+    assert not hasattr(module, "WORKING_DIR") and not hasattr(module, "job_runtime_env")
     csv = tmp_path / "csv.yaml"
     csv.write_text(spec.read_text().replace("{type: digits}", "{type: csv, path: rows.csv, features: [a], label: b}"))
     assert travels.needs_working_dir(api.load(csv))  # a data file beside the spec travels with the job
     assert not travels.needs_working_dir(api.load(csv, ["dataset.path=s3://bucket/rows.csv"]))
+
+
+def test_a_shipped_project_without_a_runtime_env_sends_only_its_working_directory(tmp_path, monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR", raising=False)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC, encoding="utf-8")
+    module = script(spec)
+    assert not hasattr(module, "RUNTIME_ENV")
+    assert module.job_runtime_env(None, str(tmp_path / "runs")) == {}  # a local Ray: nothing to send
+    env = module.job_runtime_env("10.0.0.1:6379", str(tmp_path / "runs"))
+    assert env == {"working_dir": str(tmp_path), "excludes": [*travels.ALWAYS_EXCLUDED, "/runs"]}
+    job = {"working_dir": "gcs://_ray_pkg_abc.zip"}
+    monkeypatch.setenv("RAY_JOB_CONFIG_JSON_ENV_VAR", json.dumps({"runtime_env": job, "metadata": {}}))
+    assert module.job_runtime_env("10.0.0.1:6379", str(tmp_path / "runs")) == {}  # the job's own stands

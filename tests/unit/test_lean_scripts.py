@@ -1,0 +1,67 @@
+"""Compiled scripts carry only what the spec uses (SPEC §11), also in the shapes no example spec compiles to:
+a search whose trials each drive a Trainer, and --smoke's changes to the workers."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from specc import api
+from tests.conftest import ROOT
+
+
+def compiled(spec: str, *overrides: str) -> str:
+    return api.compile(api.load(ROOT / spec, list(overrides)))
+
+
+def module_of(source: str) -> types.ModuleType:
+    module = types.ModuleType("lean_script")
+    module.__file__ = str(ROOT / "build" / "lean_script.py")
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def test_trials_that_drive_a_trainer_pass_it_nothing_unused():
+    source = compiled("specs/digits_asha.yaml", "scaling.num_workers=2")
+    assert "def make_trainer(config, scaling, name, storage_path):" in source
+    assert "trainer = make_trainer(config, scaling, name, storage_path)" in source
+    assert "callbacks=[TuneReportCallback()]" in source  # each report goes on to the trial
+    assert "failure_config=ray.train.FailureConfig" not in source  # Tune retries the trial, not Train
+    assert "include_dashboard=True" in source  # Train's cleaner frees a stopped trial's workers through it
+    for unused in ("scaler", "datasets=", ", datasets", "WORKING_DIR", "def joins_cluster("):
+        assert unused not in source, unused
+
+
+def test_trials_that_drive_a_trainer_over_ray_data_pass_the_datasets():
+    source = compiled("specs/digits_ray_data.yaml", "tune={metric: val_accuracy, mode: max}")
+    assert "def run_trial(sample, config, scaling, storage_path, datasets):" in source
+    assert "make_trainer(config, scaling, name, storage_path, datasets)" in source
+    assert "datasets=datasets" in source
+
+
+def test_a_search_retries_its_trials_only_when_asked():
+    assert "tune.FailureConfig" not in compiled("specs/digits_asha.yaml", "run.max_failures=0")
+    assert "tune.FailureConfig(max_failures=2)" in compiled("specs/digits_asha.yaml")  # run.max_failures: 2
+
+
+def test_local_mode_hands_the_trainer_no_callbacks_it_would_never_call():
+    source = compiled("specs/iris_local.yaml", "run.callbacks=[csv]")
+    assert "IN_PROCESS_TRACKING.append(tracking)" in source
+    assert "callbacks=" not in source
+
+
+@pytest.mark.parametrize(
+    ("workers", "gpu", "smoke_scaling"),
+    [(2, False, {"num_workers": 2, "use_gpu": False}), (4, False, {"num_workers": 2, "use_gpu": False}),
+     (4, True, {"num_workers": 2, "use_gpu": False}), (1, True, {"num_workers": 1, "use_gpu": False})],
+)  # fmt: skip
+def test_smoke_runs_at_most_two_workers_on_cpu(workers, gpu, smoke_scaling):
+    source = compiled("specs/digits_mlp.yaml", f"scaling.num_workers={workers}", f"scaling.use_gpu={str(gpu).lower()}")
+    module = module_of(source)
+    config, scaling = module.prepare(module.parse_args(["--smoke"]))
+    assert {name: scaling[name] for name in smoke_scaling} == smoke_scaling
+    assert config["training"]["epochs"] == 1 and config["training"]["max_batches"] == 3
+    _, scaling = module.prepare(module.parse_args([]))
+    assert (scaling["num_workers"], scaling["use_gpu"]) == (workers, gpu)
+    assert ("scaling.update(" in source) == (workers > 2 or gpu)  # --smoke changes only what it must
