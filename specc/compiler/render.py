@@ -144,12 +144,33 @@ def render(template: str, context: dict, user_templates: str | os.PathLike | Non
     """Render `template`, make sure the result is a Python program, and lay it out as `ruff format` does."""
     import jinja2
 
+    if user_templates:
+        _check_user_templates(Path(user_templates))
     try:
         source = _tidy(environment(user_templates).get_template(template).render(**context))
     except jinja2.TemplateError as error:  # most likely a user template (--templates): say where
         raise UsageError(f"template error: {_template_position(error)}{error.message or error}") from None
     _parse(source, user_templates)
     return _parse(ruff_format(source))
+
+
+def _check_user_templates(directory: Path) -> None:
+    """A template in --templates DIR that replaces no built-in one and that none of DIR's templates includes would
+    silently do nothing (say, one named as the built-in templates were named before they moved): refused, with the
+    built-in name it most likely means."""
+    import difflib
+
+    builtin = sorted(path.relative_to(BUILTIN_TEMPLATES).as_posix() for path in BUILTIN_TEMPLATES.rglob("*.j2"))
+    mine = {path.relative_to(directory).as_posix(): path for path in sorted(directory.rglob("*.j2"))}
+    texts = "\n".join(path.read_text(encoding="utf-8", errors="replace") for path in mine.values())
+    for name in mine:
+        if name not in builtin and f'"{name}"' not in texts and f"'{name}'" not in texts:
+            close = difflib.get_close_matches(name, builtin, n=1, cutoff=0.5)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise UsageError(
+                f"--templates {directory}: {name} replaces no built-in template and none of yours includes it"
+                f"{hint}; templates/README.md lists the built-in names"
+            )
 
 
 def _parse(source: str, templates=None) -> str:

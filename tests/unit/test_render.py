@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from specc import api
 from specc.cli import Exit, main
 from specc.compiler.render import Code, Multiline, environment, formatted, identifier, literal, ruff_format
-from specc.spec.errors import SpecError
+from specc.spec.errors import SpecError, UsageError
 from tests.conftest import MINIMAL, ROOT
 
 
@@ -254,6 +254,25 @@ def test_user_templates_do_not_leak_into_other_compiles(tmp_path, write_spec):
     spec = write_spec(MINIMAL)
     api.compile(api.load(spec), templates=user_templates(tmp_path, USER_MLP))
     assert "USER TEMPLATE" not in api.compile(api.load(spec))
+
+
+def test_a_user_template_that_would_do_nothing_is_refused_with_the_name_it_likely_means(tmp_path, write_spec):
+    """A template named as the built-in ones were before they moved (or misspelt) would silently change nothing."""
+    spec = write_spec(MINIMAL)
+    directory = user_templates(tmp_path, USER_MLP, "torch/model_mlp.py.j2")
+    with pytest.raises(
+        UsageError, match=r"torch/model_mlp\.py\.j2 replaces no built-in template .* torch/model/mlp\.py\.j2"
+    ):
+        api.compile(api.load(spec), templates=directory)
+    done = run_cli("compile", str(spec), "--templates", str(directory), "-o", "-")
+    assert done.returncode == Exit.USAGE and "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_a_user_template_of_its_own_is_fine_when_another_of_yours_includes_it(tmp_path, write_spec):
+    spec = write_spec(MINIMAL)
+    directory = user_templates(tmp_path, USER_MLP, "mine/layers.py.j2")
+    user_templates(tmp_path, '{% include "mine/layers.py.j2" %}\n')
+    assert "USER TEMPLATE" in api.compile(api.load(spec), templates=directory)
 
 
 BROKEN = {
