@@ -72,6 +72,7 @@ def context(plan: Plan, script_name: str) -> dict:
     return {
         "lean": lean,  # one Tune trial per process: Tune's session, no worker group
         "checkpointed": _checkpointed(e),
+        "clipping": _clipping(e),
         "sends_runtime_env": bool(runtime_env_of(e)) or plan.working_dir is not None,  # see job_runtime_env
         "session": Code("tune" if lean else "ray.train"),
         "move_batches": lean and e.scaling.use_gpu and plan.loader != "ray_data",
@@ -225,3 +226,13 @@ def _checkpointed(e) -> list[str]:
     return (["lr_schedule"] if e.training.lr_schedule.type != "none" else []) + (
         ["scaler"] if e.training.mixed_precision else []
     )
+
+
+def _clipping(e) -> str | None:
+    """How gradients are clipped: "searched" (a trial's training.grad_clip_norm, which may be null), "always" (the
+    spec's own value) or None (not at all)."""
+    from specc.check.search_space import space_entries
+
+    if any("training.grad_clip_norm" in entries for _kind, _where, entries in space_entries(e)):
+        return "searched"
+    return "always" if e.training.grad_clip_norm is not None else None

@@ -153,21 +153,20 @@ def build_model(cfg, input_shape, num_outputs):
     return keras.Sequential(layers)
 
 
-def make_optimizer(cfg, clip_norm):
+def make_optimizer(cfg):
     return keras.optimizers.Adam(
         learning_rate=cfg["lr"],
         beta_1=cfg["betas"][0],
         beta_2=cfg["betas"][1],
         epsilon=cfg["eps"],
         amsgrad=cfg["amsgrad"],
-        global_clipnorm=clip_norm,
     )
 
 
 def compile_model(model, training):
     """The loss, the optimizer and the validation metrics (named as the reports name them, without val_)."""
     model.compile(
-        optimizer=make_optimizer(training["optimizer"], training["grad_clip_norm"]),
+        optimizer=make_optimizer(training["optimizer"]),
         loss=keras.losses.BinaryCrossentropy(from_logits=True),
         metrics=[
             keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0),

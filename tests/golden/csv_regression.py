@@ -158,14 +158,13 @@ def build_model(cfg, input_shape, num_outputs):
     return keras.Sequential(layers)
 
 
-def make_optimizer(cfg, clip_norm):
+def make_optimizer(cfg):
     return keras.optimizers.Adam(
         learning_rate=cfg["lr"],
         beta_1=cfg["betas"][0],
         beta_2=cfg["betas"][1],
         epsilon=cfg["eps"],
         amsgrad=cfg["amsgrad"],
-        global_clipnorm=clip_norm,
     )
 
 
@@ -177,7 +176,7 @@ def learning_rate(epoch, base, cfg):
 def compile_model(model, training):
     """The loss, the optimizer and the validation metrics (named as the reports name them, without val_)."""
     model.compile(
-        optimizer=make_optimizer(training["optimizer"], training["grad_clip_norm"]),
+        optimizer=make_optimizer(training["optimizer"]),
         loss=keras.losses.MeanSquaredError(),
         metrics=[
             keras.metrics.MeanSquaredError(name="mse"),
@@ -206,10 +205,9 @@ def train_func(config):
         if checkpoint:
             load_state(model, checkpoint)
 
-    callbacks = [ReportEpoch(history, training, rank)]
     base = training["optimizer"]["lr"]
     schedule = keras.callbacks.LearningRateScheduler(lambda epoch: learning_rate(epoch, base, training["lr_schedule"]))
-    callbacks.insert(0, schedule)
+    callbacks = [schedule, ReportEpoch(history, training, rank)]
     model.fit(
         train,
         validation_data=val,

@@ -154,7 +154,7 @@ def build_model(cfg, input_shape, num_outputs):
     return keras.Sequential(layers)
 
 
-def make_optimizer(cfg, clip_norm):
+def make_optimizer(cfg):
     return keras.optimizers.AdamW(
         learning_rate=cfg["lr"],
         beta_1=cfg["betas"][0],
@@ -162,7 +162,6 @@ def make_optimizer(cfg, clip_norm):
         epsilon=cfg["eps"],
         weight_decay=cfg["weight_decay"],
         amsgrad=cfg["amsgrad"],
-        global_clipnorm=clip_norm,
     )
 
 
@@ -174,7 +173,7 @@ def learning_rate(epoch, base, cfg):
 def compile_model(model, training):
     """The loss, the optimizer and the validation metrics (named as the reports name them, without val_)."""
     model.compile(
-        optimizer=make_optimizer(training["optimizer"], training["grad_clip_norm"]),
+        optimizer=make_optimizer(training["optimizer"]),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=[
             keras.metrics.SparseCategoricalAccuracy(name="accuracy"),
@@ -202,10 +201,9 @@ def train_func(config):
         if checkpoint:
             load_state(model, checkpoint)
 
-    callbacks = [ReportEpoch(history, training, rank)]
     base = training["optimizer"]["lr"]
     schedule = keras.callbacks.LearningRateScheduler(lambda epoch: learning_rate(epoch, base, training["lr_schedule"]))
-    callbacks.insert(0, schedule)
+    callbacks = [schedule, ReportEpoch(history, training, rank)]
     model.fit(
         train,
         validation_data=val,

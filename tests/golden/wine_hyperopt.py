@@ -157,21 +157,20 @@ def build_model(cfg, input_shape, num_outputs):
     return keras.Sequential(layers)
 
 
-def make_optimizer(cfg, clip_norm):
+def make_optimizer(cfg):
     return keras.optimizers.RMSprop(
         learning_rate=cfg["lr"],
         rho=cfg["alpha"],
         momentum=cfg["momentum"],
         epsilon=cfg["eps"],
         centered=cfg["centered"],
-        global_clipnorm=clip_norm,
     )
 
 
 def compile_model(model, training):
     """The loss, the optimizer and the validation metrics (named as the reports name them, without val_)."""
     model.compile(
-        optimizer=make_optimizer(training["optimizer"], training["grad_clip_norm"]),
+        optimizer=make_optimizer(training["optimizer"]),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=[
             keras.metrics.SparseCategoricalAccuracy(name="accuracy"),

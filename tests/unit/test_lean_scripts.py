@@ -8,7 +8,7 @@ import types
 import pytest
 
 from specc import api
-from tests.conftest import ROOT
+from tests.conftest import MINIMAL, ROOT
 
 
 def compiled(spec: str, *overrides: str) -> str:
@@ -65,3 +65,25 @@ def test_smoke_runs_at_most_two_workers_on_cpu(workers, gpu, smoke_scaling):
     _, scaling = module.prepare(module.parse_args([]))
     assert (scaling["num_workers"], scaling["use_gpu"]) == (workers, gpu)
     assert ("scaling.update(" in source) == (workers > 2 or gpu)  # --smoke changes only what it must
+
+
+def test_gradients_are_clipped_only_where_the_spec_or_its_search_says_so():
+    assert "global_clipnorm" not in compiled("specs/digits_tf_cnn.yaml")
+    assert "global_clipnorm=clip_norm" in compiled("specs/digits_tf_cnn.yaml", "training.grad_clip_norm=1.0")
+    torch = compiled("specs/digits_mlp.yaml", "training.grad_clip_norm=1.0")
+    assert 'nn.utils.clip_grad_norm_(model.parameters(), training["grad_clip_norm"])' in torch
+    assert 'if training["grad_clip_norm"] is not None' not in torch
+
+
+@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
+def test_a_searched_clip_norm_reaches_the_trials_even_when_the_spec_sets_none(write_spec, framework):
+    """training.grad_clip_norm in tune.space: each trial clips with its own value (null: not at all)."""
+    spec = write_spec(
+        MINIMAL.replace("framework: torch", f"framework: {framework}")
+        + "tune:\n  metric: val_accuracy\n  mode: max\n  space:\n    training.grad_clip_norm: {choice: [null, 0.5]}\n"
+    )
+    source = api.compile(api.load(spec))
+    if framework == "tensorflow":
+        assert 'make_optimizer(training["optimizer"], training["grad_clip_norm"])' in source
+    else:
+        assert 'if training["grad_clip_norm"] is not None:  # the trial\'s value' in source
