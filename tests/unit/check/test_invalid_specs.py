@@ -32,7 +32,7 @@ import pytest
 from specc import cli
 from specc.api import check_file
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CORPUS = ROOT / "tests" / "invalid"
 EXPECT = re.compile(r"^#\s*expect:\s*(?P<body>.*?)\s*$")
 

@@ -1,6 +1,6 @@
 """Golden tests: every example spec that compiles has its expected script in tests/golden/<spec stem>.py.
 
-    SPECC_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_golden.py     # rewrite them
+    SPECC_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/compiler/test_golden.py    # rewrite them
 
 Specs are compiled as `specc compile specs/<stem>.yaml` does from the repo root (relative spec path,
 default output build/<stem>.py), so a golden does not depend on where the checkout lives. Besides equality:
