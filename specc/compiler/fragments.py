@@ -69,11 +69,12 @@ SPLITS = {"SVHN": ('split="train"', 'split="test"'), "STL10": ('split="train"', 
 def context(plan: Plan, script_name: str) -> dict:
     e = plan.experiment
     lean = plan.shape == "tune"
+    runtime_env = runtime_env_of(e)
     return {
         "lean": lean,  # one Tune trial per process: Tune's session, no worker group
         "checkpointed": _checkpointed(e),
         "clipping": _clipping(e),
-        "sends_runtime_env": bool(runtime_env_of(e)) or plan.working_dir is not None,  # see job_runtime_env
+        "sends_runtime_env": bool(runtime_env) or plan.working_dir is not None,  # see job_runtime_env
         "session": Code("tune" if lean else "ray.train"),
         "move_batches": lean and e.scaling.use_gpu and plan.loader != "ray_data",
         "restore_args": Code(RESTORE[e.run.resume]),
@@ -91,7 +92,7 @@ def context(plan: Plan, script_name: str) -> dict:
         "metric_sums": _metric_sums(plan),
         "metric_names": _metric_names(plan),
         "checkpoint_args": Code(_checkpoint_args(plan)),
-        "runtime_env": _runtime_env(plan),
+        "runtime_env": runtime_env,
         "backend": Code(_backend(plan)),
         "num_outputs_rows": Code(str(plan.num_outputs) if plan.num_outputs else 'int(rows.max("y")) + 1'),
         "split_args": [Code(arg) for arg in SPLITS.get(getattr(e.dataset, "name", ""), ("train=True", "train=False"))],
@@ -181,10 +182,6 @@ def _metric_names(plan: Plan) -> list[tuple[str, int]]:
     names = [("val_loss", 0)]
     names += [(f"val_{metric}", index + 2) for index, metric in enumerate(plan.experiment.training.metrics)]
     return names
-
-
-def _runtime_env(plan: Plan) -> dict:
-    return runtime_env_of(plan.experiment)
 
 
 def runtime_env_of(experiment) -> dict:
