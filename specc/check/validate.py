@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from specc.check import rules
 from specc.check.fields import data_path, from_validation_error
-from specc.read.document import deep_copy, dotted
+from specc.read.document import deep_copy, dotted, read_file
 from specc.read.loader import RawSpec, display, load_raw
 from specc.spec import Experiment
 from specc.spec.errors import Problem, SpecError, UsageError
@@ -120,8 +120,7 @@ TOP_LEVEL_SPECC = re.compile(rb"^specc\s*:", re.MULTILINE)
 def looks_like_spec(path: str) -> bool:
     """Whether a file has a top-level `specc:` key (specs start with one; other YAML does not)."""
     try:
-        with open(path, "rb") as handle:
-            return TOP_LEVEL_SPECC.search(handle.read(1 << 20)) is not None
+        return TOP_LEVEL_SPECC.search(read_file(path)) is not None
     except OSError:
         return True  # let validate say what is wrong with it
 

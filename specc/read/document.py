@@ -11,7 +11,10 @@ PyYAML's 1.1 rules would give the string "1e-4".
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 import yaml
@@ -391,11 +394,24 @@ def position(text: str, offset: int) -> tuple[int, int]:
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
+def read_file(path: str | os.PathLike, limit: int = MAX_BYTES) -> bytes:
+    """A regular file's bytes, at most `limit` + 1 of them (enough to tell it is too large). A FIFO, a device or a
+    socket is refused with an OSError rather than read: one could block forever (a FIFO with no writer) or never
+    end (/dev/zero). Opened without blocking, so that even looking costs nothing."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(descriptor, "rb") as handle:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+            raise OSError(errno.EINVAL, f"it is {kind}, not a regular file")
+        return handle.read(limit + 1)
+
+
 def decode(raw: bytes, file: str) -> str:
     """UTF-8 (a BOM is allowed) within the size bound, or a located problem."""
     if len(raw) > MAX_BYTES:
         raise DocumentError(
-            [Problem("E002", f"the file is {len(raw):,} bytes; a spec may be at most {MAX_BYTES:,}", file, 1, 1)]
+            [Problem("E002", f"the file is larger than a spec may be ({MAX_BYTES:,} bytes at most)", file, 1, 1)]
         )
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]  # a UTF-8 byte-order mark: allowed, and not a column

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 
-from specc.read.document import DocumentError, Mark, Path, SourceMap, decode, dotted, parse_text
+from specc.read.document import DocumentError, Mark, Path, SourceMap, decode, dotted, parse_text, read_file
 from specc.spec.errors import Problem, SpecError
 from specc.spec.space import DISTRIBUTION_NAMES
 
@@ -67,7 +67,7 @@ def read_mapping(path: FsPath, origin: str | None = None) -> tuple[dict, SourceM
     """One file's mapping (no `extends` processing)."""
     file = display(path)
     try:
-        raw = path.read_bytes()
+        raw = read_file(path)
     except OSError as error:
         reason = error.strerror or str(error)
         raise SpecError([Problem("E001", f"cannot read the file: {reason}", file, origin=origin)]) from None

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 
 import pytest
 
 from specc import api
-from specc.read.document import MAX_DEPTH, parse_text
+from specc.read.document import MAX_BYTES, MAX_DEPTH, parse_text, read_file
 from specc.read.loader import load_raw
 from specc.spec.errors import SpecError
 from tests.conftest import MINIMAL, located
@@ -162,3 +165,40 @@ def test_bom_is_accepted(tmp_path):
     path = tmp_path / "bom.yaml"
     path.write_bytes(b"\xef\xbb\xbf" + MINIMAL.encode())
     assert api.check_file(path).problems == []
+
+
+# --- what is read: regular files only, and no more of one than the size bound ---------------------------------
+
+
+def validate_in_a_child(*args, timeout=60):
+    """`specc validate` in a subprocess with a deadline: a regression that blocks on a FIFO fails here, not hangs."""
+    return subprocess.run(
+        [sys.executable, "-m", "specc", "validate", *map(str, args)], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_a_fifo_named_as_a_spec_is_a_problem_not_a_hang(tmp_path):
+    os.mkfifo(tmp_path / "spec.yaml")
+    done = validate_in_a_child(tmp_path / "spec.yaml")
+    assert done.returncode == 1
+    assert "error[E001]: cannot read the file: it is a FIFO, not a regular file" in done.stdout
+
+
+def test_a_fifo_inside_a_validated_directory_is_a_problem_and_the_rest_is_validated(tmp_path):
+    os.mkfifo(tmp_path / "pipe.yaml")
+    (tmp_path / "good.yaml").write_text(MINIMAL, encoding="utf-8")
+    for flags in ([], ["--skip-non-specs"]):
+        done = validate_in_a_child(*flags, tmp_path)
+        assert done.returncode == 1 and "pipe.yaml: error[E001]" in done.stdout and "good.yaml" not in done.stdout
+
+
+def test_a_device_that_never_ends_is_refused_before_it_is_read():
+    done = validate_in_a_child("/dev/zero", timeout=30)
+    assert done.returncode == 1 and "it is a device or socket, not a regular file" in done.stdout
+
+
+def test_no_more_of_a_file_is_read_than_tells_it_is_too_large(tmp_path):
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"specc: 1\n" + b"#" * (8 * MAX_BYTES))
+    assert len(read_file(big)) == MAX_BYTES + 1
+    assert [(p.code, p.line) for p in api.check_file(big).problems] == [("E002", 1)]
