@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 
 from specc.results.run_dir import RunResults
 
@@ -36,7 +37,8 @@ def summary(results: RunResults, seconds: float, color: bool = False) -> str:
     if best.get("checkpoint"):
         lines.append(f"  checkpoint  {best['checkpoint']}")
     lines.extend(f"  {name:<11} {command}" for name, command in trackers(results.run_dir))
-    lines.append(f"  more        specc results {results.run_dir}; specc report {results.run_dir}")
+    quoted = shlex.quote(results.run_dir)  # the commands can be pasted into a shell, whatever the path holds
+    lines.append(f"  more        specc results {quoted}; specc report {quoted}")
     return "\n".join(lines) + "\n"
 
 
@@ -45,11 +47,14 @@ def trackers(run_dir: str) -> list[tuple[str, str]]:
     found = []
     top = [run_dir] + [os.path.join(run_dir, name) for name in sorted(os.listdir(run_dir)) if name.startswith("trial_")]
     if any(name.startswith("events.out.tfevents") for directory in top for name in _names(directory)):
-        found.append(("tensorboard", f"tensorboard --logdir {run_dir}"))
+        found.append(("tensorboard", f"tensorboard --logdir {shlex.quote(run_dir)}"))
     if os.path.exists(os.path.join(run_dir, "mlflow.db")):
-        found.append(("mlflow", f"mlflow ui --backend-store-uri sqlite:///{os.path.join(run_dir, 'mlflow.db')}"))
+        store = shlex.quote(f"sqlite:///{os.path.join(run_dir, 'mlflow.db')}")
+        found.append(("mlflow", f"mlflow ui --backend-store-uri {store}"))
     if any(name.startswith("offline-run-") for name in _names(os.path.join(run_dir, "wandb"))):
-        found.append(("wandb", f"wandb sync {os.path.join(run_dir, 'wandb', 'offline-run-*')}"))
+        found.append(
+            ("wandb", f"wandb sync {shlex.quote(os.path.join(run_dir, 'wandb'))}/offline-run-*")
+        )  # the shell expands *
     return found
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 import subprocess
 
 import pytest
@@ -111,3 +112,22 @@ def test_the_summary_says_how_to_open_what_each_tracker_wrote(tmp_path):
         f"  mlflow      mlflow ui --backend-store-uri sqlite:///{run_dir}/mlflow.db",
         f"  wandb       wandb sync {run_dir}/wandb/offline-run-*",
     ]
+
+
+def test_the_commands_on_the_last_screen_can_be_pasted_into_a_shell(tmp_path):
+    """A run directory whose path holds spaces, quotes or shell syntax: each command still names it as one word."""
+    run_dir = tmp_path / "runs $(touch pwned); it's" / "asha"
+    run = write_run(run_dir, "trial_id,status,epochs\nt1,completed,2\n", {"trial_id": "t1", "metrics": {}})
+    (run_dir / "events.out.tfevents.1.host").write_bytes(b"")
+    (run_dir / "mlflow.db").write_bytes(b"")
+    (run_dir / "wandb" / "offline-run-1-x").mkdir(parents=True)
+    text = summary(run, 1.0)
+    commands = [line.split(None, 1)[1] for line in text.splitlines()[-4:]]
+    words = [shlex.split(command) for command in commands[:3]]
+    assert words[0] == ["tensorboard", "--logdir", str(run_dir)]
+    assert words[1] == ["mlflow", "ui", "--backend-store-uri", f"sqlite:///{run_dir}/mlflow.db"]
+    assert words[2] == ["wandb", "sync", f"{run_dir}/wandb/offline-run-*"]  # the * is left for the shell to expand
+    assert "'*'" not in commands[2] and not commands[2].endswith("*'")
+    # two commands joined by `; `: the separator sticks to the first one's last word when split
+    assert shlex.split(commands[3]) == ["specc", "results", f"{run_dir};", "specc", "report", str(run_dir)]
+    assert not (tmp_path / "pwned").exists()
