@@ -50,7 +50,11 @@ def dashboard_address(address: str | None) -> str:
         raise UsageError("no cluster to submit to: pass --address http://HEAD:8265 (the head's dashboard address)")
     if "://" not in chosen:
         chosen = f"http://{chosen}"
-    if urlparse(chosen).scheme not in ("http", "https"):
+    try:
+        scheme = urlparse(chosen).scheme
+    except ValueError as error:  # e.g. an unclosed IPv6 bracket
+        raise UsageError(f"--address {chosen}: not an address ({error}); e.g. http://HEAD:8265") from None
+    if scheme not in ("http", "https"):
         raise UsageError(f"--address {chosen}: a job goes to the head's dashboard, http://HEAD:8265, not a Ray address")
     return chosen
 

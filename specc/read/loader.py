@@ -189,6 +189,13 @@ def apply_override(
     data: dict, source: SourceMap, text: str, file: str, section_default: SectionDefault | None = None
 ) -> None:
     """`--set a.b.0=value`: the value is YAML (`--set model.hidden_sizes=[64,32]`); maps are created as needed."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8 reach argv as surrogates: show them as \xNN
+        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise DocumentError(
+            [Problem("E022", "the override is not valid UTF-8", file, origin=f"--set {shown}")]
+        ) from None
     origin = f"--set {text}"
     key, sep, value_text = text.partition("=")
     if not sep or not key.strip():
@@ -198,6 +205,11 @@ def apply_override(
     parts = [part for part in key.strip().split(".")]
     if any(not part for part in parts):
         raise DocumentError([Problem("E022", f"{key!r} is not a dotted path", file, origin=origin)])
+    if parts[0] == "extends":  # read before any override applies: setting it would silently change nothing
+        message = "cannot be set with --set: the files a spec extends are read before any override applies"
+        raise DocumentError(
+            [Problem("E022", message, file, path="extends", origin=origin, hint="write it in the spec")]
+        )
     value, value_source = parse_text(value_text, f"<{origin}>")
     target, path = data, ()
     for index, part in enumerate(parts):

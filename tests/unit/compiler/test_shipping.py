@@ -173,7 +173,7 @@ def test_dashboard_addresses(given, expected):
     assert submit.dashboard_address(given) == expected
 
 
-@pytest.mark.parametrize("given", [None, "auto", "ray://head:10001"])
+@pytest.mark.parametrize("given", [None, "auto", "ray://head:10001", "http://[::1", "[::1:8265"])
 def test_a_job_needs_the_dashboards_address(given, monkeypatch):
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)

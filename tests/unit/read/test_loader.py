@@ -202,3 +202,21 @@ def test_no_more_of_a_file_is_read_than_tells_it_is_too_large(tmp_path):
     big.write_bytes(b"specc: 1\n" + b"#" * (8 * MAX_BYTES))
     assert len(read_file(big)) == MAX_BYTES + 1
     assert [(p.code, p.line) for p in api.check_file(big).problems] == [("E002", 1)]
+
+
+def test_an_override_of_extends_is_a_problem_not_silently_ignored(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(MINIMAL, encoding="utf-8")
+    (tmp_path / "base.yaml").write_text("training: {epochs: 9}\n", encoding="utf-8")
+    problems = api.check_file(spec, ["extends=base.yaml"]).problems
+    assert [(p.code, p.path, p.origin) for p in problems] == [("E022", "extends", "--set extends=base.yaml")]
+
+
+def test_an_override_that_is_not_utf8_is_a_problem_shown_with_its_bytes(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(MINIMAL, encoding="utf-8")
+    argv = [sys.executable.encode(), b"-m", b"specc", b"validate", bytes(spec), b"--set", b"model.dropout=\xff"]
+    done = subprocess.run(argv, capture_output=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert b"Traceback" not in done.stderr
+    assert b"error[E022]: the override is not valid UTF-8 (--set model.dropout=\\xff)" in done.stdout
