@@ -119,6 +119,9 @@ def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) 
         code = "E103"
         message = f"expected {WRONG_TYPE[kind]}, got {_describe(value)}"
         hint = _type_hint(kind, value)
+    elif kind == "finite_number":
+        code = "E106"
+        message = f"must be a finite number, got {_show(value)}"
     elif kind in RANGE:
         code = "E106"
         bound = next(iter(ctx.values()), None)

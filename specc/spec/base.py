@@ -11,7 +11,7 @@ class Section(BaseModel):
     """A mapping in the spec. Unknown keys are errors; types are strict (a quoted "5" is not a number),
     except that an integer is accepted where a float belongs."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True, allow_inf_nan=False)
 
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
@@ -19,6 +19,7 @@ FACTORY_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_]
 IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 RESOURCE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_:./-]*$"
 SPACE_PATH_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.([A-Za-z_][A-Za-z0-9_]*|[0-9]+))*$"
+PATH_PATTERN = r"^[^\x00]+$"  # no file system takes a NUL in a path; Python's and Arrow's calls fail on one
 
 # Human wording for each pattern, used in problems instead of the regex alone.
 PATTERN_MEANINGS = {
@@ -27,6 +28,7 @@ PATTERN_MEANINGS = {
     IDENTIFIER_PATTERN: "a name of letters, digits and '_' that does not start with a digit",
     RESOURCE_PATTERN: "a resource name such as CPU, GPU or memory",
     SPACE_PATH_PATTERN: "a dotted path into the spec such as training.optimizer.lr (list items by index)",
+    PATH_PATTERN: "a path: any characters but NUL",
 }
 
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
@@ -41,6 +43,7 @@ NonNegativeFloat = Annotated[float, Field(ge=0)]
 Fraction = Annotated[float, Field(gt=0, lt=1)]  # strictly between 0 and 1
 Probability = Annotated[float, Field(ge=0, le=1)]
 NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
+PathStr = Annotated[str, StringConstraints(min_length=1, pattern=PATH_PATTERN)]  # a file, directory, glob or URI
 
 
 def describe(text: str, default=..., **kwargs):

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Union
 from pydantic import AfterValidator, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
-from specc.spec.base import Identifier, NonEmptyStr, PositiveInt, Section, describe
+from specc.spec.base import Identifier, NonEmptyStr, PathStr, PositiveInt, Section, describe
 
 ADDRESS = re.compile(r"^(auto|local|(ray://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5}))$")
 
@@ -82,7 +82,7 @@ class Cluster(Section):
         "null: start a local Ray; auto: the cluster this machine belongs to; host:port; ray://host:port.", None
     )
     runtime_env: RuntimeEnv = describe("Ray runtime environment for the job's workers.", RuntimeEnv.model_construct())
-    working_dir: NonEmptyStr | None = describe(
+    working_dir: PathStr | None = describe(
         "Directory shipped to every node as the job's working_dir, relative to the spec; it must hold the spec. "
         "Default: the spec's directory.",
         None,

@@ -17,6 +17,7 @@ from specc.spec.base import (
     NonEmptyStr,
     NonNegativeFloat,
     NonNegativeInt,
+    PathStr,
     PositiveFloat,
     PositiveInt,
     Section,
@@ -124,7 +125,7 @@ class LearnedAtRunTime(DatasetBase):
 class FileDataset(LearnedAtRunTime):
     """Rows read with Ray Data (`ray.data.read_*`), so they scale past one machine's memory."""
 
-    path: NonEmptyStr = describe("File, directory or glob; relative paths are relative to the spec's directory.")
+    path: PathStr = describe("File, directory or glob; relative paths are relative to the spec's directory.")
     features: list[NonEmptyStr] | None = describe(
         "Columns used as features; default: every column except the label.", None, min_length=1
     )
@@ -183,7 +184,7 @@ class TorchvisionDataset(DatasetBase):
     name: Literal["MNIST", "FashionMNIST", "KMNIST", "CIFAR10", "CIFAR100", "SVHN", "STL10"] = describe(
         "Data set class in torchvision.datasets."
     )
-    root: NonEmptyStr = describe("Directory holding the files; relative to the spec's directory.", "./data")
+    root: PathStr = describe("Directory holding the files; relative to the spec's directory.", "./data")
     download: bool = describe("Download when missing (needs network access; off by default).", False)
     resize: PositiveInt | None = describe("Resize images to this square size.", None)
     normalize: Normalize | None = describe("Per-channel mean/std normalisation.", None)

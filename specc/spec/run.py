@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from specc.spec.base import MetricName, Name, NonEmptyStr, PositiveInt, Section, describe
+from specc.spec.base import MetricName, Name, PathStr, PositiveInt, Section, describe
 
 Callback = Literal["csv", "json", "tensorboard", "mlflow", "wandb"]
 
@@ -21,7 +21,7 @@ class CheckpointScore(Section):
 class Run(Section):
     """Run directory, checkpoints, retries and callbacks (ray.train/ray.tune RunConfig)."""
 
-    storage_path: NonEmptyStr = describe(
+    storage_path: PathStr = describe(
         "Local directory or a URI Ray's storage understands (s3://, gs://, ...); relative to the working directory.",
         "./runs",
     )

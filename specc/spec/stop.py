@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated
 
@@ -25,7 +26,10 @@ def parse_condition(text: str) -> tuple[str, str, float]:
             "{text} is not a condition of the form '<metric> <op> <number>' with op one of >= > <= <",
             {"text": repr(text)},
         )
-    return match["metric"], match["op"], float(match["value"])
+    value = float(match["value"])
+    if not math.isfinite(value):  # 1e999: a threshold no metric can cross, or always crosses
+        raise PydanticCustomError("stop_condition", "{text}: the number must be finite", {"text": repr(text)})
+    return match["metric"], match["op"], value
 
 
 def _check_condition(text: str) -> str:
