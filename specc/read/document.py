@@ -376,6 +376,8 @@ def parse_text(text: str, file: str, origin: str | None = None) -> tuple[object,
         mark = error.problem_mark or error.context_mark
         where = Mark(file, mark.line + 1, mark.column + 1, origin) if mark else Mark(file, None, None, origin)
         message = " ".join(part for part in (error.context, error.problem) if part)
+        if "maximum nesting depth" in (error.problem or ""):  # libyaml >= 0.2.6 stops at 1000 levels while scanning
+            builder.fatal("E010", f"the document nests more than {MAX_DEPTH} levels deep", where)
         tab = mark is not None and text[mark.index : mark.index + 1] == "\t"
         hint = "YAML indents with spaces, not tabs" if tab else None
         builder.fatal("E004", f"invalid YAML: {message}", where, hint=hint)

@@ -50,8 +50,9 @@ def test_alias_bomb_is_refused_fast(write_spec):
     assert [p.code for p in report.problems] == ["E009"]
 
 
-def test_deep_nesting_is_refused_without_crashing(write_spec):
-    path = write_spec("a: " + "[" * 100_000 + "]" * 100_000 + "\n")
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 500, 100_000])  # libyaml itself stops scanning at 1000
+def test_deep_nesting_is_refused_without_crashing(write_spec, depth):
+    path = write_spec("a: " + "[" * depth + "]" * depth + "\n")
     report = api.check_file(path)
     assert [p.code for p in report.problems] == ["E010"]
     assert f"{MAX_DEPTH} levels" in report.problems[0].message
