@@ -35,6 +35,14 @@ def _overrides(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _root(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--root",
+        metavar="DIR",
+        help="the project a spec may read from (extends, factory modules); default: the git work tree holding it",
+    )
+
+
 def _templates(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--templates", metavar="DIR", help="your templates, searched before the built-in ones")
 
@@ -62,10 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--skip-non-specs", action="store_true", help="leave out YAML files with no top-level `specc:` key (hooks)"
     )
     _overrides(validate)
+    _root(validate)
 
     show = commands.add_parser("show", help="print the resolved spec with every default filled in")
     show.add_argument("spec", metavar="SPEC")
     _overrides(show)
+    _root(show)
 
     compile_ = commands.add_parser("compile", help="write the standalone Ray script a spec compiles to")
     compile_.add_argument("spec", metavar="SPEC")
@@ -75,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     compile_.add_argument("--check", action="store_true", help="exit 1 when OUT differs from what SPEC compiles to")
     _templates(compile_)
     _overrides(compile_)
+    _root(compile_)
 
     stale = commands.add_parser(
         "check-compiled", help="exit 1 when a committed compiled script differs from what its spec compiles to"
@@ -83,11 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
         "paths", nargs="*", metavar="SCRIPT", help="scripts to check (default: every Python file git tracks)"
     )
     _templates(stale)
+    _root(stale)
 
     diff = commands.add_parser("diff", help="the unified diff of two specs' compiled scripts")
     diff.add_argument("old", metavar="A")
     diff.add_argument("new", metavar="B")
     _templates(diff)
+    _root(diff)
 
     run = commands.add_parser("run", help="compile a spec and run it in this process on Ray")
     run.add_argument("spec", metavar="SPEC")
@@ -100,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-q", "--quiet", action="store_true", help="no progress output from Ray: the summary only")
     _templates(run)
     _overrides(run)
+    _root(run)
 
     submit = commands.add_parser("submit", help="compile a spec and submit it to a Ray cluster as a Ray Job")
     submit.add_argument("spec", metavar="SPEC")
@@ -120,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _templates(submit)
     _overrides(submit)
+    _root(submit)
 
     jobs = commands.add_parser("jobs", help="the Ray Jobs submitted with specc submit: list, status, logs, stop")
     jobs.add_argument("action", choices=("list", "status", "logs", "stop"))
@@ -141,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--configs", type=int, default=5, metavar="N", help="sampled configs to show (default 5)")
     plan.add_argument("--format", choices=("text", "json"), default="text")
     _overrides(plan)
+    _root(plan)
 
     results = commands.add_parser("results", help="a finished run's table of trials (or epochs) and its best trial")
     results.add_argument("run_dir", metavar="RUN_DIR", help="the run directory, <run.storage_path>/<run.name>")
@@ -193,7 +209,7 @@ def cmd_validate(args) -> int:
     from specc import api
     from specc.output import render
 
-    reports = api.validate_files(args.paths, args.overrides, skip_non_specs=args.skip_non_specs)
+    reports = api.validate_files(args.paths, args.overrides, skip_non_specs=args.skip_non_specs, root=args.root)
     problems = [problem for report in reports for problem in report.problems]
     sys.stdout.write(render(problems, args.format, _color(sys.stdout)))
     sys.stdout.flush()
@@ -212,7 +228,7 @@ def cmd_validate(args) -> int:
 def cmd_show(args) -> int:
     from specc import api
 
-    experiment = api.load(args.spec, args.overrides)
+    experiment = api.load(args.spec, args.overrides, args.root)
     sys.stdout.write(api.show(experiment))
     return Exit.OK
 
@@ -252,7 +268,7 @@ def cmd_compile(args) -> int:
     from specc.compiler.files import write_atomic
 
     output = args.output or default_output(args.spec)
-    source = api.compile(api.load(args.spec, args.overrides), output, args.templates)
+    source = api.compile(api.load(args.spec, args.overrides, args.root), output, args.templates)
     if output == "-":
         sys.stdout.write(source)
         return Exit.OK
@@ -266,7 +282,7 @@ def cmd_compile(args) -> int:
 def cmd_check_compiled(args) -> int:
     from specc.compiler.stale import check
 
-    count, findings = check(args.paths or None, args.templates)
+    count, findings = check(args.paths or None, args.templates, args.root)
     for finding in findings:
         print(finding, file=sys.stderr)
     print(f"{count} compiled script{'s' * (count != 1)}, {len(findings)} out of date", file=sys.stderr)
@@ -278,8 +294,8 @@ def cmd_diff(args) -> int:
 
     from specc import api
 
-    old = api.compile(api.load(args.old), default_output(args.old), args.templates)
-    new = api.compile(api.load(args.new), default_output(args.old), args.templates)
+    old = api.compile(api.load(args.old, root=args.root), default_output(args.old), args.templates)
+    new = api.compile(api.load(args.new, root=args.root), default_output(args.old), args.templates)
     lines = difflib.unified_diff(old.splitlines(True), new.splitlines(True), args.old, args.new)
     sys.stdout.writelines(lines)
     return Exit.OK
@@ -292,7 +308,7 @@ def cmd_plan(args) -> int:
 
     if args.configs < 0:
         raise UsageError(f"--configs must be 0 or more, got {args.configs}")
-    report = api.plan_report(api.load(args.spec, args.overrides), configs=args.configs)
+    report = api.plan_report(api.load(args.spec, args.overrides, args.root), configs=args.configs)
     text = json.dumps(report, indent=2, default=str) + "\n" if args.format == "json" else api.format_plan(report)
     sys.stdout.write(text)
     return Exit.OK
@@ -309,7 +325,7 @@ def _needs_ray(command: str) -> None:
 def cmd_run(args) -> int:
     from specc import api
 
-    experiment = api.load(args.spec, args.overrides)
+    experiment = api.load(args.spec, args.overrides, args.root)
     if args.dry_run:
         api.compile(experiment, templates=args.templates)
         sys.stdout.write(api.describe_plan(experiment))
@@ -351,7 +367,7 @@ def cmd_submit(args) -> int:
     from specc import api
     from specc.execute import submit
 
-    experiment = api.load(args.spec, args.overrides)
+    experiment = api.load(args.spec, args.overrides, args.root)
     _needs_ray("specc submit")
     done = submit.submit(
         experiment,

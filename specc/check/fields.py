@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from specc.read.document import Path, SourceMap, dotted
 from specc.spec.base import PATTERN_MEANINGS
-from specc.spec.errors import Problem
+from specc.spec.errors import Problem, excerpt
 from specc.spec.space import DISTRIBUTION_NAMES, DISTRIBUTIONS
 from specc.spec.walk import allowed_keys, choices, field_description, is_distribution, tags
 
@@ -86,7 +86,7 @@ def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) 
         code, at_key = "E101", True
         key = path[-1]
         allowed = allowed_keys(root, loc[:-1])
-        message = f"unknown key '{key}'"
+        message = f"unknown key {excerpt(key)}"
         if allowed:
             message += f" in {dotted(path[:-1]) or 'the top level'}"
         hint = did_you_mean(str(key), allowed) or MOVED_KEYS.get(str(key))
@@ -104,10 +104,10 @@ def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) 
         expected = _split_expected(ctx.get("expected_tags", ""))
         if is_distribution(root, loc):
             tag = ctx.get("tag")
-            message = f"unknown distribution '{tag}'"
+            message = f"unknown distribution {excerpt(tag)}"
             hint = did_you_mean(str(tag), DISTRIBUTION_NAMES) or "one of: " + ", ".join(DISTRIBUTION_NAMES)
             return _located(code, message, (*path, tag), source, hint, at_key=True)
-        message = f"unknown type '{ctx.get('tag')}'; expected one of: {', '.join(expected)}"
+        message = f"unknown type {excerpt(ctx.get('tag'))}; expected one of: {', '.join(expected)}"
         hint = did_you_mean(str(ctx.get("tag")), expected)
         path = (*path, "type")
     elif kind in ("literal_error", "enum"):
@@ -216,7 +216,7 @@ def _split_expected(text: str) -> list[str]:
 
 def _show(value) -> str:
     if isinstance(value, str):
-        return repr(value)
+        return excerpt(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -230,7 +230,7 @@ def _describe(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return f"the string {value!r}"
+        return f"the string {excerpt(value)}"
     if isinstance(value, int | float):
         return f"the number {value}"
     if isinstance(value, list):

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from specc.check.fields import Locator, did_you_mean
 from specc.read.document import Path
 from specc.spec.dataset import FILE_TYPES
-from specc.spec.errors import Problem
+from specc.spec.errors import Problem, excerpt
 from specc.spec.experiment import Experiment
 from specc.spec.search import SUPPORTED_DISTRIBUTIONS
 from specc.spec.space import Distribution, has_ray_directive
@@ -100,7 +100,7 @@ def _probe(distribution: Distribution, adapter: TypeAdapter, key: str, path: Pat
         if error:
             yield at(
                 "E203",
-                f"{name} can produce {value!r}, which {key} does not accept: {error}",
+                f"{name} can produce {excerpt(value)}, which {key} does not accept: {error}",
                 path,
                 _int_hint(adapter, value),
             )
@@ -111,7 +111,7 @@ def _probe_values(values, adapter, key, path, at, name):
     for index, value in enumerate(values):
         error = _rejects(adapter, value)
         if error:
-            yield at("E203", f"{name} value {value!r} is not valid for {key}: {error}", (*path, index))
+            yield at("E203", f"{name} value {excerpt(value)} is not valid for {key}: {error}", (*path, index))
 
 
 def _int_hint(adapter: TypeAdapter, value) -> str | None:
@@ -248,7 +248,7 @@ def points_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
                 continue  # reported by space_paths
             error = _rejects(field_adapter(e, key.split(".")), value)
             if error:
-                yield at("E212", f"{value!r} is not valid for {key}: {error}", path)
+                yield at("E212", f"{excerpt(value)} is not valid for {key}: {error}", path)
             elif isinstance(value, list | dict) and e.tune.search.type in ("random", "grid"):
                 yield at(
                     "E212",

@@ -6,6 +6,7 @@ directories and globs. Problems come in file order, the spec's own first.
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import re
@@ -38,18 +39,23 @@ class FileReport:
         return not any(problem.severity == "error" for problem in self.problems)
 
 
-def load(path: str | os.PathLike, overrides: tuple[str, ...] | list[str] = ()) -> Experiment:
-    """Read, validate and check a spec; raises SpecError listing every problem found."""
-    report = check_file(path, overrides)
+def load(
+    path: str | os.PathLike, overrides: tuple[str, ...] | list[str] = (), root: str | os.PathLike | None = None
+) -> Experiment:
+    """Read, validate and check a spec; raises SpecError listing every problem found. `root` widens the project
+    the spec may read from (default: the git work tree holding it, else its directory)."""
+    report = check_file(path, overrides, root)
     if not report.ok:
         raise SpecError(report.problems)
     return report.experiment
 
 
-def check_file(path: str | os.PathLike, overrides: tuple[str, ...] | list[str] = ()) -> FileReport:
+def check_file(
+    path: str | os.PathLike, overrides: tuple[str, ...] | list[str] = (), root: str | os.PathLike | None = None
+) -> FileReport:
     """Load -> validate -> check one file, collecting problems instead of raising."""
     try:
-        raw = load_raw(path, overrides, _section_default)
+        raw = load_raw(path, overrides, _section_default, root)
     except SpecError as error:
         return FileReport(display(path), _ordered(error.problems, display(path)))
     try:
@@ -59,7 +65,7 @@ def check_file(path: str | os.PathLike, overrides: tuple[str, ...] | list[str] =
         problems += _checks_without(raw, {data_path(tuple(e["loc"]), raw.data) for e in error.errors()})
         return FileReport(raw.file, _ordered(problems, raw.file))
     experiment._raw = raw
-    return FileReport(raw.file, _ordered(rules.check(experiment, raw.source), raw.file), experiment)
+    return FileReport(raw.file, _ordered(rules.check(experiment, raw.source, raw.project), raw.file), experiment)
 
 
 def _checks_without(raw: RawSpec, broken: set[tuple]) -> list[Problem]:
@@ -79,7 +85,7 @@ def _checks_without(raw: RawSpec, broken: set[tuple]) -> list[Problem]:
         experiment = Experiment.model_validate(data)
     except ValidationError:
         return []
-    return [p for p in rules.check(experiment, raw.source) if not any(_within(p.path, b) for b in broken)]
+    return [p for p in rules.check(experiment, raw.source, raw.project) if not any(_within(p.path, b) for b in broken)]
 
 
 def _within(path: str, broken: tuple) -> bool:
@@ -91,13 +97,19 @@ def _section_default(path, data: dict) -> dict | None:
     return section_default(Experiment, path, data)
 
 
-def validate(paths, overrides: tuple[str, ...] | list[str] = ()) -> list[Problem]:
+def validate(
+    paths, overrides: tuple[str, ...] | list[str] = (), root: str | os.PathLike | None = None
+) -> list[Problem]:
     """Every problem in the spec files named by `paths` (files, directories, globs)."""
-    return [problem for report in validate_files(paths, overrides) for problem in report.problems]
+    return [problem for report in validate_files(paths, overrides, root=root) for problem in report.problems]
 
 
 def validate_files(
-    paths, overrides: tuple[str, ...] | list[str] = (), *, skip_non_specs: bool = False
+    paths,
+    overrides: tuple[str, ...] | list[str] = (),
+    *,
+    skip_non_specs: bool = False,
+    root: str | os.PathLike | None = None,
 ) -> list[FileReport]:
     """One report per spec file, problems only: the experiments are not kept, so memory stays flat.
     `skip_non_specs`: leave out YAML files that are not specs (no top-level `specc:` key), as a hook given every
@@ -108,7 +120,7 @@ def validate_files(
     for file in spec_files(paths):
         if skip_non_specs and not looks_like_spec(file):
             continue
-        report = check_file(file, overrides)
+        report = check_file(file, overrides, root)
         report.experiment = None
         reports.append(report)
     return reports
@@ -135,13 +147,61 @@ def spec_files(paths) -> list[str]:
         elif os.path.exists(name):
             found.append(name)
         elif glob.has_magic(name):
-            matches = sorted(match for match in glob.glob(name, recursive=True) if os.path.isfile(match))
+            matches = sorted(match for match in _glob(name) if os.path.isfile(match))
             if not matches:
                 raise UsageError(f"no files match {name}")
             found.extend(matches)
         else:
             raise UsageError(f"no such file or directory: {name}")
     return list(dict.fromkeys(found))
+
+
+def _glob(pattern: str) -> list[str]:
+    """glob.glob, except that `**` walks directories without following symbolic links: Python's glob follows them,
+    and a link back up the tree (`d/up -> ..`) makes it run for ever."""
+    if "**" not in pattern:
+        return glob.glob(pattern)
+    parts = pattern.split(os.sep)
+    fixed = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+    base = os.sep.join(parts[:fixed]) or ("/" if pattern.startswith(os.sep) else ".")
+    wanted = parts[fixed:]
+    found = []
+    for root, dirs, files in os.walk(base):  # followlinks=False: each directory once
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # as glob, hidden directories unless named
+        relative = os.path.relpath(root, base)
+        prefix = [] if relative == "." else relative.split(os.sep)
+        found.extend(
+            os.path.join(root, f) if fixed else os.path.normpath(os.path.join(root, f))
+            for f in sorted(files)
+            if not f.startswith(".") and _segments_match(wanted, [*prefix, f])
+        )
+    return found
+
+
+def _segments_match(pattern: list[str], path: list[str]) -> bool:
+    """Whether path segments match pattern segments, `**` standing for any number of segments (in time
+    len(pattern) x len(path), whatever the number of `**`)."""
+    reachable = {0}  # pattern positions reachable after the path segments seen so far
+    for i, part in enumerate(pattern):  # a leading run of `**` may match no segment
+        if part != "**":
+            break
+        reachable.add(i + 1)
+    for segment in path:
+        following = set()
+        for i in reachable:
+            if i < len(pattern) and pattern[i] == "**":
+                following.add(i)
+            elif i < len(pattern) and fnmatch.fnmatchcase(segment, pattern[i]):
+                following.add(i + 1)
+        for i in sorted(following):
+            j = i
+            while j < len(pattern) and pattern[j] == "**":
+                j += 1
+                following.add(j)
+        reachable = following
+        if not reachable:
+            return False
+    return len(pattern) in reachable
 
 
 def _spec_files_under(directory: str) -> list[str]:

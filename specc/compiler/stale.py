@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 from dataclasses import dataclass
 
-from specc.spec.errors import SpecError, UsageError
+from specc.read.project import WIDEN_HINT, Project
+from specc.spec.errors import SpecError, UsageError, excerpt, printable
 
 HEADER = re.compile(r"^Compiled by specc \S+ for Ray \S+ from (?P<spec>\S.*?)\s*$", re.MULTILINE)
 
@@ -24,7 +26,7 @@ class Finding:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.script}: {self.message}"
+        return printable(f"{self.script}: ") + self.message  # the message's problems are already printable
 
 
 def tracked_python_files() -> list[str]:
@@ -48,20 +50,28 @@ def compiled_from(script: str) -> str | None:
     return match["spec"] if match else None
 
 
-def check(paths: list[str] | None = None, templates=None) -> tuple[int, list[Finding]]:
-    """(compiled scripts found, those that are stale or whose spec is gone or broken)."""
+def check(paths: list[str] | None = None, templates=None, root=None) -> tuple[int, list[Finding]]:
+    """(compiled scripts found, those that are stale or whose spec is gone, broken or outside the project).
+
+    The spec a script names is text in a committed file: it is read only when it is a .yaml/.yml file inside the
+    script's project (the git work tree holding the script, or `root`)."""
     from specc.check.validate import load
 
     scripts = [(script, spec) for script in (paths or tracked_python_files()) if (spec := compiled_from(script))]
     findings = []
     for script, spec in scripts:
+        project = Project.of(script, root)
+        if not project.holds(spec) or os.path.splitext(spec)[1] not in (".yaml", ".yml"):
+            message = f"names {excerpt(spec)} as its spec, which is not a spec file inside the project"
+            findings.append(Finding(script, spec, f"{message} ({project.shown()}): {WIDEN_HINT}"))
+            continue
         if not os.path.isfile(spec):
-            findings.append(Finding(script, spec, f"compiled from {spec}, which does not exist"))
+            findings.append(Finding(script, spec, f"compiled from {printable(spec)}, which does not exist"))
             continue
         try:
-            experiment = load(spec)
+            experiment = load(spec, root=root)
         except SpecError as error:
-            findings.append(Finding(script, spec, f"its spec {spec} has problems:\n{error}"))
+            findings.append(Finding(script, spec, f"its spec {printable(spec)} has problems:\n{error}"))
             continue
         if finding := compare(script, spec, experiment, templates):
             findings.append(finding)
@@ -75,5 +85,5 @@ def compare(script: str, spec: str, experiment, templates=None) -> Finding | Non
     with open(script, encoding="utf-8") as handle:
         if handle.read() == compile_script(experiment, script, templates):
             return None
-    remedy = f"run `specc compile {spec} -o {script}`"
-    return Finding(script, spec, f"stale: {spec} compiles to something else; {remedy}")
+    remedy = printable(f"run `specc compile {shlex.quote(spec)} -o {shlex.quote(script)}`")
+    return Finding(script, spec, f"stale: {printable(spec)} compiles to something else; {remedy}")

@@ -21,7 +21,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
-from specc.spec.errors import Problem
+from specc.spec.errors import Problem, excerpt
 
 MAX_BYTES = 1 << 20  # a spec is a few KB; 1 MiB leaves room for generated ones
 MAX_DEPTH = 64
@@ -72,6 +72,15 @@ class SourceMap:
         for marks in (self.values, self.keys):
             for path in [p for p in marks if p[:n] == prefix]:
                 del marks[path]
+
+    def drop_all(self, prefixes: set[Path]) -> None:
+        """`drop` for many prefixes in one pass: a path goes when one of its prefixes is among them."""
+        for marks in (self.values, self.keys):
+            for path in [p for p in marks if any(p[:n] in prefixes for n in range(len(p) + 1))]:
+                del marks[path]
+
+    def copy(self) -> SourceMap:
+        return SourceMap(dict(self.values), dict(self.keys))
 
     def update(self, other: SourceMap, prefix: Path = (), origin: str | None = None) -> None:
         for mine, theirs in ((self.values, other.values), (self.keys, other.keys)):
@@ -273,7 +282,7 @@ class _Builder:
         if value in top.explicit:
             first = self.source.keys.get((*top.path, value))
             where = f" (first at line {first.line})" if first else ""
-            self.problem("E007", f"duplicate key '{value}'{where}", mark, (*top.path, value), "keep one of them")
+            self.problem("E007", f"duplicate key {excerpt(value)}{where}", mark, (*top.path, value), "keep one of them")
             top.key = None
             return
         top.explicit.add(value)
@@ -310,15 +319,18 @@ class _Builder:
             if sources is None:
                 mark = self.source.locate(merge_path) or Mark(self.file, None, None)
                 self.fatal("E006", "a `<<` merge takes a mapping or a list of mappings", mark, done.path)
+            n = len(sources[0][1]) if sources else 0  # every merged mapping's path has the same length
+            marks_by_key: dict[Path, list] = {}  # one pass over the merged marks: linear, not keys x marks
+            for entry in self.log[start:end]:
+                if len(entry[1]) > n:
+                    marks_by_key.setdefault(entry[1][: n + 1], []).append(entry)
             for source, source_path in sources:
-                n = len(source_path)
                 for key, item in source.items():
                     if key in done.value:
                         continue
                     done.value[key] = deep_copy(item)
-                    for is_key_mark, p, m in self.log[start:end]:
-                        if p[:n] == source_path and len(p) > n and p[n] == key:
-                            self.remember(is_key_mark, (*done.path, *p[n:]), m)
+                    for is_key_mark, p, m in marks_by_key.get((*source_path, key), ()):
+                        self.remember(is_key_mark, (*done.path, *p[n:]), m)
 
 
 def resolve_scalar(event):

@@ -15,8 +15,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 
-from specc.read.document import DocumentError, Mark, Path, SourceMap, decode, dotted, parse_text, read_file
-from specc.spec.errors import Problem, SpecError
+from specc.read.document import (
+    DocumentError,
+    Mark,
+    Path,
+    SourceMap,
+    decode,
+    deep_copy,
+    dotted,
+    parse_text,
+    read_file,
+)
+from specc.read.project import WIDEN_HINT, Project
+from specc.spec.errors import Problem, SpecError, excerpt
 from specc.spec.space import DISTRIBUTION_NAMES
 
 
@@ -27,6 +38,7 @@ class RawSpec:
     data: dict
     source: SourceMap
     file: str
+    project: Project
 
 
 def display(path: os.PathLike | str) -> str:
@@ -43,15 +55,20 @@ SectionDefault = Callable[[Path, dict], "dict | None"]
 
 
 def load_raw(
-    path: os.PathLike | str, overrides: tuple[str, ...] | list[str] = (), section_default: SectionDefault | None = None
+    path: os.PathLike | str,
+    overrides: tuple[str, ...] | list[str] = (),
+    section_default: SectionDefault | None = None,
+    root: os.PathLike | str | None = None,
 ) -> RawSpec:
     """Read `path` with its `extends` chain and apply `--set` overrides; raises SpecError.
 
     `section_default(path, data)` gives the default of a section that an override has to create, so that
     `--set training.optimizer.lr=0.1` sets the lr of the default optimizer rather than an optimizer without a type.
+    `root` widens the project (default: the git work tree holding the spec, else its directory).
     """
     file = display(path)
-    data, source = _load_chain(FsPath(path), [], None)
+    project = Project.of(path, root)
+    data, source = _Chain(project).load(FsPath(path), [], None)
     problems: list[Problem] = []
     for override in overrides:
         try:
@@ -60,7 +77,7 @@ def load_raw(
             problems.extend(error.problems)
     if problems:
         raise SpecError(problems)
-    return RawSpec(data, source, file)
+    return RawSpec(data, source, file, project)
 
 
 def read_mapping(path: FsPath, origin: str | None = None) -> tuple[dict, SourceMap]:
@@ -92,7 +109,7 @@ def read_mapping(path: FsPath, origin: str | None = None) -> tuple[dict, SourceM
         )
     if not isinstance(data, dict):
         mark = source.locate(())
-        kind = "a list" if isinstance(data, list) else f"the scalar {data!r}"
+        kind = "a list" if isinstance(data, list) else "a single value"  # never its text: it may be any file
         raise SpecError(
             [
                 Problem(
@@ -108,41 +125,63 @@ def read_mapping(path: FsPath, origin: str | None = None) -> tuple[dict, SourceM
     return data, source
 
 
-def _load_chain(path: FsPath, chain: list[FsPath], origin: str | None) -> tuple[dict, SourceMap]:
-    data, source = read_mapping(path, origin)
-    parents = data.pop("extends", None)
-    if parents is None:
-        return data, source
-    names = [parents] if isinstance(parents, str) else parents
-    mark = source.values.get(("extends",))
-    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
-        raise SpecError([_problem("E103", "must be a file path or a list of file paths", mark, ("extends",))])
-    item_paths = [("extends",)] if isinstance(parents, str) else [("extends", i) for i in range(len(names))]
-    item_marks = [source.values.get(item_path, mark) for item_path in item_paths]
-    source.drop(("extends",))
-    merged, merged_source = {}, SourceMap()
-    here = [*chain, path.resolve()]
-    for name, item_path, item_mark in zip(names, item_paths, item_marks, strict=True):
+MAX_FILES = 64  # files in one spec's `extends` graph: far more than any real project, few enough to stay fast
+
+
+class _Chain:
+    """One spec's `extends` graph being read: each file parsed once (a diamond reads its shared parent once, not
+    once per path to it), at most MAX_FILES of them, every one inside the project."""
+
+    def __init__(self, project: Project):
+        self.project = project
+        self.done: dict[FsPath, tuple[dict, SourceMap]] = {}  # a file's mapping with its own `extends` applied
+
+    def load(self, path: FsPath, chain: list[FsPath], origin: str | None) -> tuple[dict, SourceMap]:
+        resolved = path.resolve()
+        if resolved in self.done:
+            data, source = self.done[resolved]
+            return deep_copy(data), source.copy()
+        data, source = read_mapping(path, origin)
+        parents = data.pop("extends", None)
+        if parents is not None:
+            data, source = self.extend(path, data, source, parents, [*chain, resolved])
+        self.done[resolved] = data, source
+        return deep_copy(data), source.copy()
+
+    def extend(self, path: FsPath, data: dict, source: SourceMap, parents, here: list[FsPath]):
+        names = [parents] if isinstance(parents, str) else parents
+        mark = source.values.get(("extends",))
+        if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+            raise SpecError([_problem("E103", "must be a file path or a list of file paths", mark, ("extends",))])
+        item_paths = [("extends",)] if isinstance(parents, str) else [("extends", i) for i in range(len(names))]
+        item_marks = [source.values.get(item_path, mark) for item_path in item_paths]
+        source.drop(("extends",))
+        merged, merged_source = {}, SourceMap()
+        for name, item_path, at in zip(names, item_paths, item_marks, strict=True):
+            parent = self.parent(path, name, here, at, item_path)
+            parent_data, parent_source = self.load(parent, here, f"extended by {display(path)}")
+            deep_merge(merged, merged_source, parent_data, parent_source)
+        deep_merge(merged, merged_source, data, source)
+        return merged, merged_source
+
+    def parent(self, path: FsPath, name: str, here: list[FsPath], at: Mark | None, item_path: Path) -> FsPath:
+        """The file `name` (relative to `path`) names, once it is known to be one a spec may extend."""
+        shown = excerpt(name)
         parent = (path.parent / name).resolve()
+        if not self.project.holds(parent):
+            message = f"extends {shown}, which is outside the project ({self.project.shown()})"
+            raise SpecError([_problem("E023", message, at, item_path, WIDEN_HINT)])
         if parent in here:
             cycle = " -> ".join(display(p) for p in [*here[here.index(parent) :], parent])
-            raise SpecError([_problem("E021", f"extends cycle: {cycle}", item_mark, item_path)])
-        if not parent.is_file():
-            raise SpecError(
-                [
-                    _problem(
-                        "E020",
-                        f"extends names {name!r}, which is not a file ({display(parent)})",
-                        item_mark,
-                        item_path,
-                        "paths in `extends` are relative to this file",
-                    )
-                ]
-            )
-        parent_data, parent_source = _load_chain(parent, here, f"extended by {display(path)}")
-        deep_merge(merged, merged_source, parent_data, parent_source)
-    deep_merge(merged, merged_source, data, source)
-    return merged, merged_source
+            raise SpecError([_problem("E021", f"extends cycle: {cycle}", at, item_path)])
+        if parent.suffix not in (".yaml", ".yml") or not parent.is_file():
+            what = "not a file" if not parent.is_file() else "not a .yaml or .yml file"
+            hint = "paths in `extends` are relative to this file and name other specs"
+            raise SpecError([_problem("E020", f"extends {shown}, which is {what}", at, item_path, hint)])
+        if parent not in self.done and len(self.done) + len(here) >= MAX_FILES:
+            message = f"the `extends` graph reaches more than {MAX_FILES} files"
+            raise SpecError([_problem("E020", message, at, item_path, "a spec needs far fewer; merge some")])
+        return parent
 
 
 def _problem(code: str, message: str, mark: Mark | None, path: Path, hint: str | None = None) -> Problem:
@@ -151,19 +190,30 @@ def _problem(code: str, message: str, mark: Mark | None, path: Path, hint: str |
     return Problem(code, message, mark.file, mark.line, mark.column, dotted(path), hint, mark.origin)
 
 
-def deep_merge(base: dict, base_source: SourceMap, over: dict, over_source: SourceMap, prefix: Path = ()) -> None:
-    """Merge `over` into `base` in place (and their source maps alike)."""
+def deep_merge(base: dict, base_source: SourceMap, over: dict, over_source: SourceMap) -> None:
+    """Merge `over` into `base` in place, and their source maps alike, in time linear in their sizes: the values
+    `over` replaces lose their positions in one pass, then every position of `over` is taken."""
+    replaced: set[Path] = set()
+    merged: set[Path] = set()
+    _merge_values(base, over, (), replaced, merged)
+    if replaced:
+        base_source.drop_all(replaced)
+    base_source.keys.update(over_source.keys)
+    # A mapping that was merged (not replaced) keeps the position where it began in the file extended.
+    base_source.values.update((p, m) for p, m in over_source.values.items() if p not in merged)
+
+
+def _merge_values(base: dict, over: dict, prefix: Path, replaced: set, merged: set) -> None:
     for key, value in over.items():
         path = (*prefix, key)
         old = base.get(key)
         if isinstance(old, dict) and isinstance(value, dict) and _same_kind(old, value):
-            if path in over_source.keys:
-                base_source.keys[path] = over_source.keys[path]
-            deep_merge(old, base_source, value, over_source, path)
+            merged.add(path)
+            _merge_values(old, value, path, replaced, merged)
             continue
+        if key in base:
+            replaced.add(path)
         base[key] = value
-        base_source.drop(path)
-        base_source.update(_subtree(over_source, path), path)
 
 
 def _same_kind(old: dict, new: dict) -> bool:
@@ -173,16 +223,6 @@ def _same_kind(old: dict, new: dict) -> bool:
         return old["type"] == new["type"]
     distributions = [m.keys() for m in (old, new) if len(m) == 1 and next(iter(m)) in DISTRIBUTION_NAMES]
     return len(distributions) < 2 or distributions[0] == distributions[1]
-
-
-def _subtree(source: SourceMap, prefix: Path) -> SourceMap:
-    out = SourceMap()
-    n = len(prefix)
-    for mine, theirs in ((out.values, source.values), (out.keys, source.keys)):
-        for path, mark in theirs.items():
-            if path[:n] == prefix:
-                mine[path[n:]] = mark
-    return out
 
 
 def apply_override(
@@ -204,7 +244,7 @@ def apply_override(
         )
     parts = [part for part in key.strip().split(".")]
     if any(not part for part in parts):
-        raise DocumentError([Problem("E022", f"{key!r} is not a dotted path", file, origin=origin)])
+        raise DocumentError([Problem("E022", f"{excerpt(key)} is not a dotted path", file, origin=origin)])
     if parts[0] == "extends":  # read before any override applies: setting it would silently change nothing
         message = "cannot be set with --set: the files a spec extends are read before any override applies"
         raise DocumentError(
@@ -248,7 +288,8 @@ def _step(target, part: str, path: Path, file: str, origin: str):
                 [
                     Problem(
                         "E022",
-                        f"{part!r} is not an index of the {len(target)}-item list at {dotted(path) or 'the top'}",
+                        f"{excerpt(part)} is not an index of the {len(target)}-item list at "
+                        f"{dotted(path) or 'the top'}",
                         file,
                         path=dotted(path),
                         origin=origin,

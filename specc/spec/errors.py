@@ -10,7 +10,8 @@ Codes are stable: tools and users match on them. docs/problems.md documents ever
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import re
+from dataclasses import asdict, dataclass, fields
 
 # code -> (name, one-line meaning). Never renumber; retire a code by leaving it here, unused.
 CODES: dict[str, tuple[str, str]] = {
@@ -31,6 +32,10 @@ CODES: dict[str, tuple[str, str]] = {
     "E020": ("extends-unreadable", "a file named in `extends` does not exist or cannot be read"),
     "E021": ("extends-cycle", "`extends` files extend each other in a cycle"),
     "E022": ("bad-override", "a --set override is malformed or names a path that cannot be set"),
+    "E023": (
+        "outside-project",
+        "a file the spec names (an `extends` target, a factory module) lies outside the spec's project",
+    ),
     # E1xx: the spec's schema
     "E100": ("invalid-value", "a value is not valid for its field"),
     "E101": ("unknown-key", "a key that the section does not have"),
@@ -58,6 +63,10 @@ CODES: dict[str, tuple[str, str]] = {
     "E211": ("scaling-mismatch", "scaling settings that contradict each other"),
     "E212": ("points-invalid", "a `points_to_evaluate` entry that does not fit the search space"),
     "E213": ("fixed-before-trials", "a search-space key names a setting fixed before trials start (driver-read data)"),
+    "E214": (
+        "factory-refused",
+        "a factory that is not a function or class defined in a module of the project or of an installed package",
+    ),
     # E4xx: running
     "E401": (
         "run-refused",
@@ -71,8 +80,32 @@ CODES: dict[str, tuple[str, str]] = {
     "E404": ("job-failed", "a submitted Ray Job failed, was stopped, or could not be submitted or found"),
     # W3xx: likely mistakes that do not stop a run
     "W301": ("suspicious-mode", "optimising a loss upwards or an accuracy downwards"),
-    "W302": ("not-installed-here", "a searcher or tracker whose package is not installed where the spec is checked"),
+    "W302": (
+        "not-installed-here",
+        "a searcher, tracker or factory module that is not installed where the spec is checked",
+    ),
 }
+
+
+# Characters that a terminal or a CI log acts on rather than shows: C0/C1 controls (escape sequences, newlines that
+# would start a forged `::error` line) and the bidirectional overrides that reorder what a reviewer reads.
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+EXCERPT = 40  # characters of a document's own text that a problem may quote
+MAX_PATH = 160  # characters of a key path a problem shows
+
+
+def printable(text: str) -> str:
+    """`text` with every character a terminal would act on written as an escape (\\x1b, \\n, \\u202e)."""
+    return _UNSHOWABLE.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
+
+
+def excerpt(value: object, limit: int = EXCERPT) -> str:
+    """A short, quoted, printable excerpt of a token from a document: problems quote no more of a file than this
+    (they end up in public CI logs). Text is quoted; numbers, lists and the like are shown as Python shows them."""
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    return "'" + printable(text) + "'" if isinstance(value, str) else printable(text)
 
 
 @dataclass(frozen=True)
@@ -91,6 +124,16 @@ class Problem:
     path: str = ""
     hint: str | None = None
     origin: str | None = None
+
+    def __post_init__(self) -> None:
+        """Whatever a hostile document put in a key or a file name is shown, never acted on by a terminal or a CI
+        log; a key path longer than anyone writes is cut short."""
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, str) and _UNSHOWABLE.search(value):
+                object.__setattr__(self, item.name, printable(value))
+        if len(self.path) > MAX_PATH:
+            object.__setattr__(self, "path", self.path[:MAX_PATH] + "...")
 
     @property
     def severity(self) -> str:
