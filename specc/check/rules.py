@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Iterator
 
+from specc.check.factories import factories_allowed
 from specc.check.fields import Locator, did_you_mean
 from specc.check.search_space import (
     data_fixed,
@@ -20,6 +21,7 @@ from specc.check.search_space import (
     space_paths,
 )
 from specc.read.document import Path, SourceMap
+from specc.read.project import Project
 from specc.spec.errors import Problem
 from specc.spec.experiment import Experiment
 from specc.spec.model import MODEL_TYPES
@@ -68,11 +70,13 @@ LOWER_IS_BETTER = re.compile(r"(loss|mse|mae|error)$")
 HIGHER_IS_BETTER = re.compile(r"accuracy$")
 
 
-def check(experiment: Experiment, source: SourceMap) -> list[Problem]:
+def check(experiment: Experiment, source: SourceMap, project: Project | None = None) -> list[Problem]:
+    """Every rule's problems; `project` (where the spec stands) lets the factory rule find modules."""
     at = Locator(source)
     found: list[Problem] = []
     for rule in RULES:
         found.extend(rule(experiment, at))
+    found.extend(factories_allowed(experiment, at, project))
     return found
 
 

@@ -46,6 +46,7 @@ STDLIB = {
     "copy",
     "csv",
     "importlib",
+    "inspect",
     "io",
     "itertools",
     "json",
@@ -150,7 +151,7 @@ def _imports(plan: Plan) -> list[str]:
     elif plan.shape != "tune":
         modules |= {"ray.train", "ray.train.torch"}
     if plan.uses_factory_module:
-        modules |= {"importlib", "sys"}
+        modules |= {"importlib", "inspect", "sys"}
     if plan.loader == "ray_data" or plan.data_source == "files":
         modules.add("ray.data")
     if plan.experiment.dataset.type == "npz":

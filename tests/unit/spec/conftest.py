@@ -25,9 +25,21 @@ def with_sections(snippet: str) -> str:
     return "".join(kept) + snippet
 
 
+# The factory modules the snippets name, beside the spec as a project's would be (factories are checked to be
+# functions defined in a module of the project).
+FACTORY_MODULES = {
+    "nets.py": "def build(input_shape, num_outputs, **kwargs): ...\n",
+    "data.py": "def load(**kwargs): ...\n\n\ndef images(**kwargs): ...\n",
+    "my_pkg/nets/v2.py": "def build_model(input_shape, num_outputs, **kwargs): ...\n",
+    "_private.py": "def _f(input_shape, num_outputs, **kwargs): ...\n",
+}
+
+
 @pytest.fixture
 def report(write_spec):
     """report(snippet, overrides=()) -> FileReport of MINIMAL with the snippet's sections."""
+    for name, text in FACTORY_MODULES.items():
+        write_spec(text, name)
 
     def check(snippet: str = "", overrides=()):
         return api.check_file(write_spec(with_sections(snippet)), overrides)

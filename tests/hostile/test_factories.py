@@ -1,0 +1,109 @@
+"""Issue 15, class 2: a spec alone runs no code. A factory is a function or class defined in a module of the
+project or of an installed package that is not the standard library, checked without importing anything; the
+compiled script checks the same before it calls one.
+
+Before: `factory: os:system` with `kwargs: {command: ...}` validated and ran the command on `specc run`.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from specc import api
+from specc.cli import main
+from tests.conftest import ROOT
+
+
+def custom(project: Path, factory: str, section: str = "model", kwargs: str = "{}") -> Path:
+    model = f"{{type: custom, factory: '{factory}', kwargs: {kwargs}}}" if section == "model" else "{type: mlp}"
+    dataset = f"{{type: custom, factory: '{factory}', kwargs: {kwargs}}}" if section == "dataset" else "{type: digits}"
+    path = project / "spec.yaml"
+    path.write_text(
+        f"specc: 1\nname: hostile\nframework: torch\nmodel: {model}\ndataset: {dataset}\ntraining: {{epochs: 1}}\n"
+    )
+    return path
+
+
+def codes(path: Path) -> list[tuple[str, str]]:
+    return [(p.code, p.path) for p in api.check_file(path).problems]
+
+
+@pytest.mark.parametrize(
+    "factory", ["os:system", "builtins:exec", "subprocess:run", "importlib:import_module", "pickle:loads"]
+)
+@pytest.mark.parametrize("section", ["model", "dataset"])
+def test_the_standard_library_is_no_factory(tmp_path, factory, section):
+    assert codes(custom(tmp_path, factory, section)) == [("E214", f"{section}.factory")]
+
+
+def test_a_name_a_project_module_imports_is_no_factory(tmp_path):
+    (tmp_path / "helpers.py").write_text("from os import system\nfrom subprocess import run as make\n")
+    for factory in ("helpers:system", "helpers:make"):
+        (problem,) = api.check_file(custom(tmp_path, factory)).problems
+        assert problem.code == "E214" and "not a function or class defined in 'helpers'" in problem.message
+
+
+def test_a_project_module_named_like_the_standard_library_is_refused(tmp_path):
+    (tmp_path / "os.py").write_text("def system(command): ...\n")  # `import os` would give Python's, not this
+    assert codes(custom(tmp_path, "os:system")) == [("E214", "model.factory")]
+
+
+def test_a_module_that_links_out_of_the_project_is_refused(tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "evil.py").write_text("def make(input_shape, num_outputs): ...\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "nets.py").symlink_to(outside / "evil.py")
+    assert codes(custom(project, "nets:make")) == [("E023", "model.factory")]
+
+
+def test_an_installed_package_must_define_the_name_itself(tmp_path):
+    assert codes(custom(tmp_path, "yaml:safe_load")) == []  # a function yaml/__init__.py defines
+    assert codes(custom(tmp_path, "yaml:io")) == [("E214", "model.factory")]  # a module it imports
+
+
+def test_a_factory_defined_in_the_project_is_accepted(tmp_path):
+    package = tmp_path / "nets" / "v2"
+    package.mkdir(parents=True)
+    (package / "build.py").write_text("import torch\n\ntry:\n    def make(a, b): ...\nexcept ImportError:\n    pass\n")
+    (package / "layers.py").write_text("class Block:\n    pass\n")
+    assert codes(custom(tmp_path, "nets.v2.build:make")) == []
+    assert codes(custom(tmp_path, "nets.v2.layers:Block")) == []
+
+
+def test_a_module_found_nowhere_is_a_warning(tmp_path):
+    assert codes(custom(tmp_path, "not_written_yet:make")) == [("W302", "model.factory")]
+
+
+def test_validate_imports_nothing(tmp_path):
+    marker = tmp_path / "imported"
+    (tmp_path / "nets.py").write_text(f"open({str(marker)!r}, 'w').close()\n\ndef make(a, b): ...\n")
+    assert codes(custom(tmp_path, "nets:make")) == []
+    assert not marker.exists()
+
+
+def test_specc_run_refuses_os_system_before_anything_runs(tmp_path, capsys):
+    marker = tmp_path / "owned"
+    path = custom(tmp_path, "os:system", kwargs=f"{{command: 'touch {marker}'}}")
+    assert main(["run", str(path)]) == 1
+    assert "E214" in capsys.readouterr().err
+    assert not marker.exists()
+
+
+def test_the_compiled_script_checks_the_factory_it_loads(tmp_path):
+    """The script stands alone (it may be run without specc): its load_factory refuses what validate refuses."""
+    source = api.compile(api.load(ROOT / "specs" / "custom_model.yaml"))
+    tree = ast.parse(source)
+    (function,) = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "load_factory"]
+    namespace: dict = {}
+    exec("import importlib, inspect\n" + ast.unparse(function), namespace)
+    load_factory = namespace["load_factory"]
+    assert load_factory("json:loads").__name__ == "loads"
+    # a builtin, a module json imports, a class it re-exports from json.decoder, a name it does not have
+    for reference in ("os:system", "json:codecs", "json:JSONDecodeError", "json:nothing"):
+        with pytest.raises(SystemExit, match="is not a function or class defined in"):
+            load_factory(reference)
