@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 
@@ -22,6 +21,7 @@ from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
 from specc.spec.errors import Problem, excerpt
+from specc.spec.scalars import FLOAT_12, ambiguous
 
 MAX_BYTES = 1 << 20  # a spec is a few KB; 1 MiB leaves room for generated ones
 MAX_DEPTH = 64
@@ -31,7 +31,6 @@ Path = tuple  # of str keys and int list indices
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _PLAIN_TAGS = {f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "map", "seq")}
-_FLOAT_12 = re.compile(r"^[-+]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)[eE][-+]?\d+$")
 _MERGE = "tag:yaml.org,2002:merge"
 _resolver = Resolver()
 _constructor = SafeConstructor()
@@ -199,6 +198,11 @@ class _Builder:
         path, is_key = self.next_path()
         self.check_tag(event, path)
         self.count(1, event)
+        if event.tag is None and event.implicit[0] and (reading := ambiguous(event.value)):
+            how, instead = reading
+            message = f"{excerpt(event.value)} is ambiguous: {how}"
+            hint = f"quote it for text, or write {instead}"
+            self.problem("E013", message, self.mark(event), path, hint)
         value = resolve_scalar(event)
         start = len(self.log)
         self.place(value, self.mark(event), is_key, event)
@@ -342,7 +346,7 @@ def resolve_scalar(event):
     else:
         return event.value
     if tag == "tag:yaml.org,2002:str":
-        if event.implicit[0] and _FLOAT_12.match(event.value):
+        if event.implicit[0] and FLOAT_12.match(event.value):
             return float(event.value.replace("_", ""))
         return event.value
     if tag == "tag:yaml.org,2002:timestamp":

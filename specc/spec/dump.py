@@ -5,6 +5,7 @@ from __future__ import annotations
 import yaml
 
 from specc.spec import Experiment
+from specc.spec.scalars import needs_quotes
 
 
 class _Dumper(yaml.SafeDumper):
@@ -16,7 +17,18 @@ def _represent_list(dumper: yaml.SafeDumper, items: list):
     return dumper.represent_sequence("tag:yaml.org,2002:seq", items, flow_style=flow)
 
 
+_BREAKS = frozenset("\x85\u2028\u2029")
+
+
+def _represent_str(dumper: yaml.SafeDumper, text: str):
+    """Quoted when a spec reader would read it plain as something else (`1e5` is a float in YAML 1.2); in double
+    quotes, which escape them, when it holds a line break other than \\n (PyYAML writes NEL and U+2028 raw)."""
+    style = '"' if _BREAKS.intersection(text) else "'" if needs_quotes(text) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
 _Dumper.add_representer(list, _represent_list)
+_Dumper.add_representer(str, _represent_str)
 
 
 def _type_first(value):
@@ -33,5 +45,10 @@ def spec_data(experiment: Experiment) -> dict:
     return _type_first(experiment.model_dump(mode="json", exclude={"extends"}))
 
 
+def dump_yaml(data) -> str:
+    """Plain data as spec YAML that specc reads back exactly as it was (strings that look like numbers quoted)."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
 def dump_spec(experiment: Experiment) -> str:
-    return yaml.dump(spec_data(experiment), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    return dump_yaml(spec_data(experiment))

@@ -28,6 +28,10 @@ CODES: dict[str, tuple[str, str]] = {
     "E010": ("too-deep", "the document nests deeper than the loader accepts, or an alias refers to itself"),
     "E011": ("multiple-documents", "the file holds more than one YAML document"),
     "E012": ("key-not-string", "a mapping key is not a string (e.g. `yes:` or `1:` unquoted)"),
+    "E013": (
+        "ambiguous-number",
+        "a plain value YAML 1.1 and 1.2 read differently (`1:30`, `0x1F`, `0b1`, `017`, `0o17`)",
+    ),
     # E02x: extends and --set
     "E020": ("extends-unreadable", "a file named in `extends` does not exist or cannot be read"),
     "E021": ("extends-cycle", "`extends` files extend each other in a cycle"),
