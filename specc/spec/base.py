@@ -38,6 +38,10 @@ MetricName = Identifier
 SpacePath = Annotated[str, StringConstraints(pattern=SPACE_PATH_PATTERN)]
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
+# What every consumer of a seed accepts: numpy (< 2**32), torch, TensorFlow, scikit-learn, the searchers, with room
+# for the worker rank Train adds to it.
+MAX_SEED = 2**31 - 1
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegativeFloat = Annotated[float, Field(ge=0)]
 Fraction = Annotated[float, Field(gt=0, lt=1)]  # strictly between 0 and 1

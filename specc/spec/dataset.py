@@ -16,11 +16,11 @@ from specc.spec.base import (
     Fraction,
     NonEmptyStr,
     NonNegativeFloat,
-    NonNegativeInt,
     PathStr,
     PositiveFloat,
     PositiveInt,
     Section,
+    Seed,
     describe,
 )
 
@@ -30,7 +30,7 @@ Task = Literal["classification", "regression"]
 class DatasetBase(Section):
     batch_size: PositiveInt = describe("Examples per batch on each worker.", 32)
     validation_fraction: Fraction = describe("Share of the examples held out for validation.", 0.2)
-    shuffle_seed: NonNegativeInt = describe("Seed of the train/validation split and of shuffling.", 0)
+    shuffle_seed: Seed = describe("Seed of the train/validation split and of shuffling.", 0)
     loader: Literal["torch_dataloader", "ray_data"] = describe(
         "torch_dataloader: in-memory tensors per worker (prepare_data_loader); "
         "ray_data: Ray Data shards (get_dataset_shard + iter_torch_batches / iter_tf_batches).",
@@ -56,7 +56,7 @@ class SyntheticClassification(DatasetBase):
     n_features: PositiveInt = describe("Number of features per example.", 20)
     n_classes: Annotated[int, Field(ge=2)] = describe("Number of classes.", 2)
     noise: Annotated[float, Field(ge=0, le=1)] = describe("Share of labels flipped at random.", 0.01)
-    seed: NonNegativeInt = describe("Seed of the generator.", 0)
+    seed: Seed = describe("Seed of the generator.", 0)
 
     def known_classes(self) -> int:
         return self.n_classes
@@ -69,7 +69,7 @@ class SyntheticRegression(DatasetBase):
     n_samples: Annotated[int, Field(ge=10)] = describe("Number of examples.", 1000)
     n_features: PositiveInt = describe("Number of features per example.", 20)
     noise: NonNegativeFloat = describe("Standard deviation of the Gaussian noise on the target.", 0.1)
-    seed: NonNegativeInt = describe("Seed of the generator.", 0)
+    seed: Seed = describe("Seed of the generator.", 0)
 
     def known_task(self) -> Task:
         return "regression"

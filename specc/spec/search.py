@@ -6,12 +6,12 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
-from specc.spec.base import MetricName, NonNegativeInt, PositiveFloat, PositiveInt, Section, SpacePath, describe
+from specc.spec.base import MetricName, PositiveFloat, PositiveInt, Section, Seed, SpacePath, describe
 from specc.spec.space import AnyDistribution
 
 
 class SearchBase(Section):
-    seed: NonNegativeInt | None = describe("Seed of the search: the same seed samples the same configs.", None)
+    seed: Seed | None = describe("Seed of the search: the same seed samples the same configs.", None)
     points_to_evaluate: list[dict[SpacePath, Any]] = describe(
         "Configs to try first, keyed by search-space path; paths left out are sampled.", []
     )

@@ -8,7 +8,7 @@ from typing import Annotated, Literal, Union
 from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
-from specc.spec.base import NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, Section, describe
+from specc.spec.base import NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, Section, Seed, describe
 
 Loss = Literal["cross_entropy", "mse", "bce_with_logits", "l1", "huber"]
 Metric = Literal["accuracy", "top5_accuracy", "mse", "mae"]
@@ -114,5 +114,5 @@ class Training(Section):
     )
     grad_clip_norm: PositiveFloat | None = describe("Clip the gradients' global norm to this value.", None)
     mixed_precision: bool = describe("Automatic mixed precision on GPU (a no-op on CPU).", False)
-    seed: NonNegativeInt = describe("Seed for weights and batch order; each worker adds its rank.", 0)
+    seed: Seed = describe("Seed for weights and batch order; each worker adds its rank.", 0)
     checkpoint_every: NonNegativeInt = describe("Write a checkpoint every N epochs; 0 = only at the end.", 1)
