@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
