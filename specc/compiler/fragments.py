@@ -56,7 +56,7 @@ STDLIB = {
     "socket",
     "sys",
 }
-STDLIB |= {"tempfile", "time"}
+STDLIB |= {"fcntl", "tempfile", "time", "zipfile"}
 # run.resume -> Tuner.restore's arguments (never: check_resumable refuses before Tune is asked)
 RESTORE = {
     "auto": "resume_unfinished=True, resume_errored=True",
@@ -144,7 +144,8 @@ def _shape_sentence(plan: Plan) -> str:
 
 def _imports(plan: Plan) -> list[str]:
     """The script's imports, grouped and sorted as isort (ruff's I rules) wants them."""
-    modules = {"argparse", "json", "logging", "os", "socket", "tempfile", "numpy as np", "pyarrow.fs", "ray"}
+    modules = {"argparse", "fcntl", "json", "logging", "os", "socket", "sys", "tempfile", "time", "numpy as np"}
+    modules |= {"pyarrow.fs", "ray"}
     torch = plan.experiment.framework == "torch"
     if not torch:
         modules |= tensorflow_modules(plan)

@@ -58,7 +58,8 @@ def _target_spec(plan: Plan) -> str:
 
 def tensorflow_modules(plan: Plan) -> set[str]:
     """The modules a tensorflow script imports beyond the ones every script does."""
-    modules = {"tensorflow as tf", "tf_keras as keras"} | SCHEDULE_MODULES[plan.experiment.training.lr_schedule.type]
+    modules = {"tensorflow as tf", "tf_keras as keras", "zipfile"}  # zipfile: a checkpoint's model.keras is read whole
+    modules |= SCHEDULE_MODULES[plan.experiment.training.lr_schedule.type]
     if plan.shape != "tune":
         modules |= {"ray.train", "ray.train.tensorflow"}
     if plan.loader != "ray_data":

@@ -61,7 +61,8 @@ def run(
         summary = module.main(argv, artefacts=artefacts, echo=echo)
     except SystemExit as stop:
         if isinstance(stop.code, str):  # the script's own refusal, e.g. an existing run without --resume
-            raise SpecError([Problem("E401", stop.code, spec_file)]) from None
+            unreadable = isinstance(stop.__cause__, getattr(module, "CheckpointUnreadable", ()))
+            raise SpecError([Problem("E411" if unreadable else "E401", stop.code, spec_file)]) from None
         raise
     finally:
         if started:

@@ -74,7 +74,8 @@ CODES: dict[str, tuple[str, str]] = {
     # E4xx: running
     "E401": (
         "run-refused",
-        "the run cannot start as asked: its run directory exists without --resume, or was started from another spec",
+        "the run cannot start as asked: its run directory exists without --resume, was started from another spec, "
+        "or is in use by another run",
     ),
     "E402": ("ray-unreachable", "Ray could not be started or the cluster address could not be reached"),
     "E403": (
@@ -82,6 +83,7 @@ CODES: dict[str, tuple[str, str]] = {
         "the job's working directory cannot travel to the cluster: too large for Ray, or it does not hold the spec",
     ),
     "E404": ("job-failed", "a submitted Ray Job failed, was stopped, or could not be submitted or found"),
+    "E411": ("checkpoint-unreadable", "resuming, no checkpoint of the run can be read (each is named)"),
     # W3xx: likely mistakes that do not stop a run
     "W301": ("suspicious-mode", "optimising a loss upwards or an accuracy downwards"),
     "W302": (
