@@ -25,6 +25,7 @@ model: {type: custom, factory: "models:make"}
 dataset: {type: digits}
 training: {epochs: 1}
 """
+NEVER = [*travels.ALWAYS_EXCLUDED, *travels.SECRETS]  # what no spec ships (but SECRETS that cluster.include names)
 
 
 def script(spec: Path) -> types.ModuleType:
@@ -56,10 +57,10 @@ def test_joining_a_cluster_ships_the_specs_directory(project):
     module = script(project)
     env = module.job_runtime_env("10.0.0.1:6379", str(project.parent / "runs"))
     assert env["working_dir"] == str(project.parent)
-    assert env["excludes"] == [*travels.ALWAYS_EXCLUDED, "/runs"]  # the run storage path lies below it
+    assert env["excludes"] == [*NEVER, "/runs"]  # the run storage path lies below it
     assert env["env_vars"] == {"A": "spec", "B": "b"}
-    assert module.job_runtime_env("auto", "/elsewhere/runs")["excludes"] == list(travels.ALWAYS_EXCLUDED)
-    assert module.job_runtime_env("ray://head:10001", "s3://bucket/runs")["excludes"] == list(travels.ALWAYS_EXCLUDED)
+    assert module.job_runtime_env("auto", "/elsewhere/runs")["excludes"] == NEVER
+    assert module.job_runtime_env("ray://head:10001", "s3://bucket/runs")["excludes"] == NEVER
 
 
 @pytest.mark.parametrize("storage", [".", "runs", "runs/deeper", "..", "../elsewhere", "/elsewhere/runs"])
@@ -70,7 +71,7 @@ def test_the_script_leaves_the_storage_path_behind_as_specc_measures_it(project,
     module = script(project)
     storage = os.path.abspath(storage)
     env = module.job_runtime_env("10.0.0.1:6379", storage)
-    assert env["excludes"] == [*travels.ALWAYS_EXCLUDED, *travels.storage_exclude(storage, str(project.parent))]
+    assert env["excludes"] == [*NEVER, *travels.storage_exclude(storage, str(project.parent))]
     assert "/." not in env["excludes"]
 
 
@@ -124,10 +125,10 @@ def test_default_excludes_leave_torchvision_data_behind(tmp_path):
         "dataset: {type: torchvision, name: MNIST, root: ./data/mnist}\ntraining: {epochs: 1}\n",
         encoding="utf-8",
     )
-    assert travels.excludes(api.load(spec), str(spec)) == [*travels.ALWAYS_EXCLUDED, "/data/mnist"]
+    assert travels.excludes(api.load(spec), str(spec)) == [*NEVER, "/data/mnist"]
     mine = tmp_path / "mine.yaml"
     mine.write_text(spec.read_text() + "cluster: {excludes: ['*.ckpt', big/]}\n", encoding="utf-8")
-    assert travels.excludes(api.load(mine), str(mine)) == [*travels.ALWAYS_EXCLUDED, "*.ckpt", "big/"]
+    assert travels.excludes(api.load(mine), str(mine)) == [*NEVER, "*.ckpt", "big/"]
 
 
 def test_measure_walks_the_directory_as_ray_zips_it(tmp_path):
@@ -243,7 +244,8 @@ def test_a_shipped_project_without_a_runtime_env_sends_only_its_working_director
     assert not hasattr(module, "RUNTIME_ENV")
     assert module.job_runtime_env(None, str(tmp_path / "runs")) == {}  # a local Ray: nothing to send
     env = module.job_runtime_env("10.0.0.1:6379", str(tmp_path / "runs"))
-    assert env == {"working_dir": str(tmp_path), "excludes": [*travels.ALWAYS_EXCLUDED, "/runs"]}
+    assert env == {"working_dir": str(tmp_path), "excludes": [*NEVER, "/runs"]}
     job = {"working_dir": "gcs://_ray_pkg_abc.zip"}
     monkeypatch.setenv("RAY_JOB_CONFIG_JSON_ENV_VAR", json.dumps({"runtime_env": job, "metadata": {}}))
     assert module.job_runtime_env("10.0.0.1:6379", str(tmp_path / "runs")) == {}  # the job's own stands
+
