@@ -66,12 +66,18 @@ CODES: dict[str, tuple[str, str]] = {
     "E402": ("ray-unreachable", "Ray could not be started or the cluster address could not be reached"),
     "E403": (
         "cannot-ship",
-        "the job's working directory cannot travel to the cluster: too large for Ray, or it does not hold the spec",
+        "the job's working directory cannot travel to the cluster: too large for Ray or to walk, the root or home "
+        "directory, or it does not hold the spec",
     ),
     "E404": ("job-failed", "a submitted Ray Job failed, was stopped, or could not be submitted or found"),
     # W3xx: likely mistakes that do not stop a run
     "W301": ("suspicious-mode", "optimising a loss upwards or an accuracy downwards"),
     "W302": ("not-installed-here", "a searcher or tracker whose package is not installed where the spec is checked"),
+    "W303": (
+        "left-behind",
+        "files of the working directory that do not travel with the job: they look like secrets, or are links out "
+        "of it or in a loop",
+    ),
 }
 
 
