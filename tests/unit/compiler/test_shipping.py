@@ -249,3 +249,64 @@ def test_a_shipped_project_without_a_runtime_env_sends_only_its_working_director
     monkeypatch.setenv("RAY_JOB_CONFIG_JSON_ENV_VAR", json.dumps({"runtime_env": job, "metadata": {}}))
     assert module.job_runtime_env("10.0.0.1:6379", str(tmp_path / "runs")) == {}  # the job's own stands
 
+
+def test_submit_dry_run_lists_what_would_travel_and_contacts_no_cluster(tmp_path, monkeypatch, capsys):
+    from specc import cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(submit, "client", lambda address: pytest.fail("--dry-run contacted a cluster"))
+    root = tmp_path / "project"
+    (root / "data").mkdir(parents=True)
+    (root / "spec.yaml").write_text(SPEC, encoding="utf-8")
+    (root / "models.py").write_text("x = 1\n", encoding="utf-8")
+    (root / "data" / "rows.csv").write_bytes(b"a,b\n" * 1024)
+    (root / ".env").write_text("TOKEN=1\n", encoding="utf-8")
+    (root / "system").symlink_to("/etc")
+    (root / ".git").mkdir()
+
+    code = cli.main(["submit", str(root / "spec.yaml"), "--dry-run"])
+
+    out, err = capsys.readouterr()
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == f"would ship from {root}:"
+    assert "   4.0 KiB  data/rows.csv" in lines and "       6 B  models.py" in lines  # sizes aligned
+    assert any(line.endswith("  specc_job_shipped.py") for line in lines)  # the compiled script travels at the top
+    assert any(line.endswith("  total, 4 files") for line in lines)
+    left = lines[lines.index("left behind:") + 1 : -1]
+    assert left == [
+        "  .env: looks like a secret (name it in cluster.include to ship it)",
+        "  .git: excluded (.git)",
+        "  system: a link out of the working directory, to /etc",
+    ]
+    assert lines[-1].startswith("entrypoint: python specc_job_shipped.py --storage-path ")
+
+
+def test_submit_dry_run_of_a_job_that_ships_only_its_script(tmp_path, monkeypatch, capsys):
+    from specc import cli
+
+    spec = tmp_path / "plain.yaml"
+    spec.write_text(SPEC.replace('{type: custom, factory: "models:make"}', "{type: mlp}"), encoding="utf-8")
+    (tmp_path / ".env").write_text("TOKEN=1\n", encoding="utf-8")
+
+    code = cli.main(["submit", str(spec), "--dry-run", "--address", "http://nowhere:8265"])
+
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0 and lines[0] == "would ship from specc_job_shipped.py alone:"
+    assert lines[1].endswith("  specc_job_shipped.py") and lines[2].endswith("  total, 1 files")
+    assert "left behind:" not in lines
+
+
+def test_size_is_shown_as_people_read_it():
+    assert [shipping.size(n) for n in (0, 812, 4096, 3 * 1024 * 1024 + 1)] == ["0 B", "812 B", "4.0 KiB", "3.0 MiB"]
+
+
+def test_the_warning_names_what_stays_behind_unasked_in_one_line(tmp_path):
+    left = [shipping.LeftBehind(f"key{n}.pem", "looks like a secret", surprising=True) for n in range(10)]
+    package = shipping.Package("p", 0, 0, [], left_behind=(shipping.LeftBehind(".git", "excluded (.git)"), *left))
+
+    warning = shipping.left_behind_warning(package, "spec.yaml")
+
+    assert str(warning).startswith("spec.yaml: warning[W303]: cluster.include: not shipped with the job: key0.pem")
+    assert ".git" not in warning.message and warning.message.endswith("; and 2 more") and "\n" not in str(warning)
+    assert shipping.left_behind_warning(shipping.Package("p", 0, 0, []), "spec.yaml") is None
