@@ -120,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     _dashboard(submit)
     submit.add_argument("--wait", action="store_true", help="follow the job's logs; exit with its outcome")
     submit.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="compile and list what would travel with the job (files, sizes, what stays behind); contact no cluster",
+    )
+    submit.add_argument(
         "--python",
         default="python",
         metavar="PY",
@@ -365,21 +370,20 @@ def cmd_run(args) -> int:
 
 def cmd_submit(args) -> int:
     from specc import api
-    from specc.execute import submit
+    from specc.execute import shipping, submit
 
     experiment = api.load(args.spec, args.overrides, args.root)
     _needs_ray("specc submit")
-    done = submit.submit(
-        experiment,
-        address=args.address,
-        python=args.python,
-        storage_path=args.storage_path,
-        smoke=args.smoke,
-        resume=args.resume,
-        force=args.force,
-        templates=args.templates,
-        job_id=args.submission_id,
-    )
+    how = {"python": args.python, "storage_path": args.storage_path, "templates": args.templates}
+    how.update(smoke=args.smoke, resume=args.resume, force=args.force)
+    if args.dry_run:
+        job = submit.prepare(experiment, **how)
+        sys.stdout.write(shipping.listing(job.package) + f"entrypoint: {job.entrypoint}\n")
+        return Exit.OK
+    done = submit.submit(experiment, address=args.address, job_id=args.submission_id, **how)
+    warning = shipping.left_behind_warning(done.package, getattr(getattr(experiment, "_raw", None), "file", None))
+    if warning:
+        print(warning, file=sys.stderr)
     run_dir = done.storage_path.rstrip("/") + "/" + experiment.run.name
     print(f"submitted {done.submission_id} to {done.address}", file=sys.stderr)
     print(f"  shipped:    {done.package.root} ({done.package.describe()})", file=sys.stderr)

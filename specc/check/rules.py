@@ -358,6 +358,14 @@ def working_dir_holds_spec(e: Experiment, at: Locator) -> Iterator[Problem]:
     where = ("cluster", "working_dir")
     if not os.path.isdir(directory):
         yield at("E403", f"{chosen} ({directory}) is not a directory", where, "a path relative to the spec's directory")
+    elif wide := too_wide(directory):
+        yield at(
+            "E403",
+            f"{chosen} is {wide}: every file below it would travel to every node of the cluster "
+            "(keys, credentials, other projects)",
+            where,
+            "the project's own directory, e.g. '..' for the project above specs/",
+        )
     elif os.path.relpath(spec_dir, directory).startswith(".."):
         yield at(
             "E403",
@@ -366,6 +374,16 @@ def working_dir_holds_spec(e: Experiment, at: Locator) -> Iterator[Problem]:
             where,
             "a directory that contains the spec, e.g. '..' for the project above specs/",
         )
+
+
+def too_wide(directory: str) -> str | None:
+    """What a working directory is when it is the file system's root or the user's home directory (None when it
+    is neither): neither is ever a project to ship whole."""
+    real = os.path.realpath(directory)
+    if real == os.path.realpath(os.sep):
+        return "the file system's root"
+    home = os.path.expanduser("~")
+    return f"the home directory {home}" if home != "~" and real == os.path.realpath(home) else None
 
 
 def extras_installed(e: Experiment, at: Locator) -> Iterator[Problem]:

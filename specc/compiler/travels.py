@@ -3,10 +3,13 @@
 The working directory is the spec's directory unless `cluster.working_dir` names another (relative to the
 spec), shipped when the job needs it (needs_working_dir); custom factory modules and data files below it reach
 every node, where Ray puts it on the workers' PYTHONPATH and makes it their current directory. Left behind:
-`.git`, virtualenvs and caches always; by default also the run storage path and torchvision data roots (image
-sets belong on every node's disk or on shared storage), or instead of those the spec's `cluster.excludes`.
-Patterns are Ray's (gitignore syntax, relative to the working directory; `.gitignore` and `.rayignore` files are
-honoured as Ray honours them). The compiled script carries these decisions; execute/shipping.py measures them.
+`.git`, virtualenvs and caches always; files that look like secrets (SECRETS: keys, tokens, credentials), since
+a job's working directory lands on every node of a cluster others may share, unless the spec names them in
+`cluster.include`; by default also the run storage path and torchvision data roots (image sets belong on every
+node's disk or on shared storage), or instead of those the spec's `cluster.excludes`. Patterns are Ray's
+(gitignore syntax, relative to the working directory; `.gitignore` and `.rayignore` files are honoured as Ray
+honours them). The compiled script carries these decisions; execute/shipping.py walks the directory with them,
+leaves behind the symbolic links Ray must not follow (out of the directory, or in a loop) and measures the rest.
 """
 
 from __future__ import annotations
@@ -26,6 +29,37 @@ ALWAYS_EXCLUDED = (
     ".pytest_cache",
     ".ruff_cache",
     ".ipynb_checkpoints",
+)
+
+
+# Well-known files that hold secrets. Ray ships what it finds: an `.env` beside the code would reach every node.
+# A directory's contents are matched (".ssh/**"), not the directory, so that cluster.include can name one file in it.
+SECRETS = (
+    ".env*",  # dotenv files: .env, .env.local, .envrc
+    "id_rsa*",  # SSH keys, wherever they lie
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "**/.ssh/**",
+    "**/.aws/**",  # AWS credentials and config
+    "**/.azure/**",
+    "**/.config/gcloud/**",
+    "**/.docker/config.json",
+    "**/.gnupg/**",
+    "**/.kube/**",  # kube configs
+    "kubeconfig",
+    "*.kubeconfig",
+    ".netrc",
+    "_netrc",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+    "*.pem",  # private keys and certificates
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "credentials.json",
+    "client_secret*.json",
 )
 
 
@@ -51,7 +85,7 @@ def working_dir(experiment: Experiment, spec_file: str) -> str:
 def excludes(experiment: Experiment, spec_file: str) -> list[str]:
     """Ray `excludes` patterns for the working directory (the run storage path is added where it is known:
     `storage_exclude`)."""
-    patterns = list(ALWAYS_EXCLUDED)
+    patterns = list(ALWAYS_EXCLUDED) + secrets(experiment.cluster.include or [])
     if experiment.cluster.excludes is not None:
         return patterns + list(experiment.cluster.excludes)
     root = getattr(experiment.dataset, "root", None)
@@ -61,12 +95,28 @@ def excludes(experiment: Experiment, spec_file: str) -> list[str]:
     return patterns
 
 
+def secrets(include: list[str]) -> list[str]:
+    """SECRETS, then what the spec ships deliberately (cluster.include) as negated patterns: Ray takes the last
+    pattern that matches a path, so a name in cluster.include wins over SECRETS (and a directory named there
+    ships whole), while cluster.excludes, after it, still wins over both."""
+    shipped = [pattern for name in include for pattern in (f"!{name}", f"!{name.rstrip('/')}/**")]
+    return [*SECRETS, *shipped]
+
+
 def anchored(path: str, root: str) -> str | None:
     """`path` as a pattern anchored at `root` ("/runs"), or None when it is not below `root`."""
     relative = os.path.relpath(os.path.abspath(path), root)
     if relative == "." or relative.startswith(".."):
         return None
     return "/" + relative.replace(os.sep, "/")
+
+
+def literal(relative: str) -> str:
+    """A relative path as a gitignore pattern that matches that path alone: wildcards, brackets and backslashes
+    escaped, and trailing spaces (which gitignore drops)."""
+    escaped = "".join("\\" + char if char in "\\*?[]" else char for char in relative)
+    stripped = escaped.rstrip(" ")
+    return stripped + "\\ " * (len(escaped) - len(stripped))
 
 
 def storage_exclude(storage: str, root: str) -> list[str]:

@@ -93,12 +93,19 @@ def ray_is_up() -> bool:
 
 def _check_shipment(module, storage: str, spec_file: str | None) -> None:
     """Joining a cluster, the working directory travels with the job: one larger than Ray uploads is refused
-    here, with what fills it, before anything is sent."""
+    here, with what fills it, before anything is sent; links Ray must not follow join the script's EXCLUDES, and
+    what stays behind unasked (secrets, those links) is named on stderr."""
+    import sys
+
     from specc.compiler.travels import storage_exclude
     from specc.execute import shipping
 
     root = os.path.normpath(os.path.join(os.path.dirname(module.__file__), module.WORKING_DIR))
-    shipping.checked(root, module.EXCLUDES + storage_exclude(storage, root), spec_file)
+    package = shipping.checked(root, module.EXCLUDES + storage_exclude(storage, root), spec_file)
+    module.EXCLUDES = module.EXCLUDES + list(package.links)
+    warning = shipping.left_behind_warning(package, spec_file)
+    if warning:
+        print(warning, file=sys.stderr)
 
 
 def _start_ray(module, address: str | None, storage: str, spec_file: str | None, quiet: bool = False) -> bool:

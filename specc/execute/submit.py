@@ -4,8 +4,10 @@ What travels: the job's working directory (the spec's directory, or cluster.work
 leaves behind; nothing of it when the job needs nothing from there) with the compiled script at its top, so
 that the script finds the spec's directory, data paths and custom factories where `specc compile` would put
 them. The directory is not copied: a temporary directory of links to its entries, plus the script, is what Ray
-zips and uploads. The job's runtime_env also carries the spec's runtime_env (env_vars, pip, ...); inside the
-job the script adds only what the job leaves unset.
+zips and uploads, with the compiled script's excludes (secrets among them) and the links shipping.py found Ray
+must not follow. `specc submit --dry-run` stops after `prepare`: it shows what would travel, contacting nothing.
+The job's runtime_env also carries the spec's runtime_env (env_vars, pip, ...); inside the job the script adds
+only what the job leaves unset.
 
 Token auth, as Ray's own clients do: RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH (or ~/.ray/auth_token) when the
 cluster asks for one (Ray's JobSubmissionClient reads them).
@@ -104,6 +106,54 @@ def storage_for_job(experiment: Experiment, storage_path: str | None) -> str:
     return chosen if "://" in chosen else os.path.abspath(chosen)
 
 
+@dataclass(frozen=True)
+class Shipment:
+    """A job ready to go: the compiled script, what travels with it, and how it starts. No cluster is asked."""
+
+    spec_file: str
+    root: str  # the working directory (its files travel when `shipped`)
+    shipped: bool
+    script: str  # the compiled script's file name at the top of the job's working directory
+    source: str
+    excludes: list[str]  # what Ray leaves behind: the compiled script's patterns, the storage path, the links
+    entrypoint: str
+    storage_path: str
+    package: shipping.Package
+
+
+def prepare(
+    experiment: Experiment,
+    *,
+    python: str = "python",
+    storage_path: str | None = None,
+    smoke: bool = False,
+    resume: bool = False,
+    force: bool = False,
+    templates=None,
+) -> Shipment:
+    """Compiles the script and walks what would travel with it (refusing what cannot, E403); contacts nothing."""
+    from specc.compiler.script import compile_script
+
+    raw = getattr(experiment, "_raw", None)
+    spec_file = raw.file if raw else f"{experiment.name}.yaml"
+    root = travels.working_dir(experiment, spec_file)
+    shipped = travels.needs_working_dir(experiment)  # else the job's working directory is the script alone
+    storage = storage_for_job(experiment, storage_path)
+    excludes = travels.excludes(experiment, spec_file) + travels.storage_exclude(storage, root)
+    script = script_name(experiment, root)
+    source = compile_script(experiment, os.path.join(root, script), templates)
+    if shipped:
+        package = shipping.checked(root, excludes, spec_file)
+        excludes += package.links
+    else:
+        package = shipping.Package(f"{script} alone", 0, 0, [])
+    package = package.plus(script, len(source.encode("utf-8")))
+    flags = ["--storage-path", storage, *(["--smoke"] if smoke else []), *(["--resume"] if resume else [])]
+    flags += ["--force"] if force else []
+    entrypoint = shlex.join([python, script, *flags])
+    return Shipment(spec_file, root, shipped, script, source, excludes, entrypoint, storage, package)
+
+
 def submit(
     experiment: Experiment,
     *,
@@ -117,39 +167,37 @@ def submit(
     job_id: str | None = None,
 ) -> Submitted:
     from specc.compiler.resolve import spec_hash
-    from specc.compiler.script import compile_script
 
-    raw = getattr(experiment, "_raw", None)
-    spec_file = raw.file if raw else f"{experiment.name}.yaml"
-    root = travels.working_dir(experiment, spec_file)
-    shipped = travels.needs_working_dir(experiment)  # else the job's working directory is the script alone
-    storage = storage_for_job(experiment, storage_path)
-    excludes = travels.excludes(experiment, spec_file) + travels.storage_exclude(storage, root)
     url = dashboard_address(address)
     jobs = client(url)
-    script = script_name(experiment, root)
-    source = compile_script(experiment, os.path.join(root, script), templates)
-    flags = ["--storage-path", storage, *(["--smoke"] if smoke else []), *(["--resume"] if resume else [])]
-    flags += ["--force"] if force else []
-    entrypoint = shlex.join([python, script, *flags])
+    job = prepare(
+        experiment, python=python, storage_path=storage_path, smoke=smoke, resume=resume, force=force,
+        templates=templates,
+    )  # fmt: skip
     identifier = job_id or submission_id(experiment)
     metadata = {
-        "specc.spec": os.path.abspath(spec_file),
+        "specc.spec": os.path.abspath(job.spec_file),
         "specc.name": experiment.name,
         "specc.spec_sha256": spec_hash(experiment),
     }
     with tempfile.TemporaryDirectory(prefix="specc-job-") as staged:
-        for entry in os.listdir(root) if shipped else ():  # links, not copies: Ray reads through them as it zips
-            os.symlink(os.path.join(root, entry), os.path.join(staged, entry))
-        with open(os.path.join(staged, script), "w", encoding="utf-8") as out:
-            out.write(source)
-        package = shipping.checked(staged, excludes, spec_file, shown_as=root if shipped else f"{script} alone")
-        runtime_env = {**runtime_env_of(experiment), "working_dir": staged, "excludes": excludes}
+        # Links, not copies: Ray reads through them as it zips. A top-level link Ray must not follow is not staged.
+        left = {item.path for item in job.package.left_behind}
+        for entry in sorted(os.listdir(job.root)) if job.shipped else ():
+            if entry not in left:
+                os.symlink(os.path.join(job.root, entry), os.path.join(staged, entry))
+        with open(os.path.join(staged, job.script), "w", encoding="utf-8") as out:
+            out.write(job.source)
+        runtime_env = {**runtime_env_of(experiment), "working_dir": staged, "excludes": job.excludes}
         try:
-            jobs.submit_job(entrypoint=entrypoint, submission_id=identifier, runtime_env=runtime_env, metadata=metadata)
+            jobs.submit_job(
+                entrypoint=job.entrypoint, submission_id=identifier, runtime_env=runtime_env, metadata=metadata
+            )
         except (RuntimeError, ValueError) as error:
-            raise SpecError([Problem("E404", f"the cluster at {url} refused the job: {error}", spec_file)]) from None
-    return Submitted(identifier, url, entrypoint, storage, package)
+            raise SpecError(
+                [Problem("E404", f"the cluster at {url} refused the job: {error}", job.spec_file)]
+            ) from None
+    return Submitted(identifier, url, job.entrypoint, job.storage_path, job.package)
 
 
 # -- following a job -------------------------------------------------------------------------------------------

@@ -24,6 +24,20 @@ def _check_address(address: str) -> str:
     return address
 
 
+def _check_shipped(pattern: str) -> str:
+    """cluster.include names what lies in the working directory: a relative path or gitignore pattern. A leading
+    '/', a '..' or a '!' (gitignore's negation) would name something else than the user reads."""
+    parts = pattern.replace("\\", "/").split("/")
+    if pattern.startswith(("/", "!", "#", "~")) or ".." in parts:
+        raise PydanticCustomError(
+            "outside_working_dir",
+            "{pattern} does not name a path inside the working directory: give it relative to cluster.working_dir "
+            "(e.g. .env or config/credentials.json), without a leading '/', '~', '!' or '#', and without '..'",
+            {"pattern": repr(pattern)},
+        )
+    return pattern
+
+
 class Pip(Section):
     """pip requirements installed on every node (Ray's runtime_env `pip` as a mapping)."""
 
@@ -90,6 +104,11 @@ class Cluster(Section):
     excludes: list[NonEmptyStr] | None = describe(
         "Gitignore patterns not shipped, besides .git, virtualenvs and caches; default: the run storage path and "
         "torchvision data roots.",
+        None,
+    )
+    include: list[Annotated[PathStr, AfterValidator(_check_shipped)]] | None = describe(
+        "Files shipped although they look like secrets (.env*, SSH keys, .aws/, .netrc, *.pem, ...), which stay "
+        "behind otherwise: paths or gitignore patterns relative to the working directory.",
         None,
     )
     init_timeout_s: PositiveInt = describe("Seconds to wait when connecting to the cluster.", 60)

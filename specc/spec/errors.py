@@ -80,7 +80,8 @@ CODES: dict[str, tuple[str, str]] = {
     "E402": ("ray-unreachable", "Ray could not be started or the cluster address could not be reached"),
     "E403": (
         "cannot-ship",
-        "the job's working directory cannot travel to the cluster: too large for Ray, or it does not hold the spec",
+        "the job's working directory cannot travel to the cluster: too large for Ray or to walk, the root or home "
+        "directory, or it does not hold the spec",
     ),
     "E404": ("job-failed", "a submitted Ray Job failed, was stopped, or could not be submitted or found"),
     "E411": ("checkpoint-unreadable", "resuming, no checkpoint of the run can be read (each is named)"),
@@ -89,6 +90,11 @@ CODES: dict[str, tuple[str, str]] = {
     "W302": (
         "not-installed-here",
         "a searcher, tracker or factory module that is not installed where the spec is checked",
+    ),
+    "W303": (
+        "left-behind",
+        "files of the working directory that do not travel with the job: they look like secrets, or are links out "
+        "of it or in a loop",
     ),
 }
 

@@ -25,6 +25,7 @@ model: {type: custom, factory: "models:make"}
 dataset: {type: digits}
 training: {epochs: 1}
 """
+NEVER = [*travels.ALWAYS_EXCLUDED, *travels.SECRETS]  # what no spec ships (but SECRETS that cluster.include names)
 
 
 def script(spec: Path) -> types.ModuleType:
@@ -56,10 +57,10 @@ def test_joining_a_cluster_ships_the_specs_directory(project):
     module = script(project)
     env = module.job_runtime_env("10.0.0.1:6379", str(project.parent / "runs"))
     assert env["working_dir"] == str(project.parent)
-    assert env["excludes"] == [*travels.ALWAYS_EXCLUDED, "/runs"]  # the run storage path lies below it
+    assert env["excludes"] == [*NEVER, "/runs"]  # the run storage path lies below it
     assert env["env_vars"] == {"A": "spec", "B": "b"}
-    assert module.job_runtime_env("auto", "/elsewhere/runs")["excludes"] == list(travels.ALWAYS_EXCLUDED)
-    assert module.job_runtime_env("ray://head:10001", "s3://bucket/runs")["excludes"] == list(travels.ALWAYS_EXCLUDED)
+    assert module.job_runtime_env("auto", "/elsewhere/runs")["excludes"] == NEVER
+    assert module.job_runtime_env("ray://head:10001", "s3://bucket/runs")["excludes"] == NEVER
 
 
 @pytest.mark.parametrize("storage", [".", "runs", "runs/deeper", "..", "../elsewhere", "/elsewhere/runs"])
@@ -70,7 +71,7 @@ def test_the_script_leaves_the_storage_path_behind_as_specc_measures_it(project,
     module = script(project)
     storage = os.path.abspath(storage)
     env = module.job_runtime_env("10.0.0.1:6379", storage)
-    assert env["excludes"] == [*travels.ALWAYS_EXCLUDED, *travels.storage_exclude(storage, str(project.parent))]
+    assert env["excludes"] == [*NEVER, *travels.storage_exclude(storage, str(project.parent))]
     assert "/." not in env["excludes"]
 
 
@@ -124,10 +125,10 @@ def test_default_excludes_leave_torchvision_data_behind(tmp_path):
         "dataset: {type: torchvision, name: MNIST, root: ./data/mnist}\ntraining: {epochs: 1}\n",
         encoding="utf-8",
     )
-    assert travels.excludes(api.load(spec), str(spec)) == [*travels.ALWAYS_EXCLUDED, "/data/mnist"]
+    assert travels.excludes(api.load(spec), str(spec)) == [*NEVER, "/data/mnist"]
     mine = tmp_path / "mine.yaml"
     mine.write_text(spec.read_text() + "cluster: {excludes: ['*.ckpt', big/]}\n", encoding="utf-8")
-    assert travels.excludes(api.load(mine), str(mine)) == [*travels.ALWAYS_EXCLUDED, "*.ckpt", "big/"]
+    assert travels.excludes(api.load(mine), str(mine)) == [*NEVER, "*.ckpt", "big/"]
 
 
 def test_measure_walks_the_directory_as_ray_zips_it(tmp_path):
@@ -243,7 +244,69 @@ def test_a_shipped_project_without_a_runtime_env_sends_only_its_working_director
     assert not hasattr(module, "RUNTIME_ENV")
     assert module.job_runtime_env(None, str(tmp_path / "runs")) == {}  # a local Ray: nothing to send
     env = module.job_runtime_env("10.0.0.1:6379", str(tmp_path / "runs"))
-    assert env == {"working_dir": str(tmp_path), "excludes": [*travels.ALWAYS_EXCLUDED, "/runs"]}
+    assert env == {"working_dir": str(tmp_path), "excludes": [*NEVER, "/runs"]}
     job = {"working_dir": "gcs://_ray_pkg_abc.zip"}
     monkeypatch.setenv("RAY_JOB_CONFIG_JSON_ENV_VAR", json.dumps({"runtime_env": job, "metadata": {}}))
     assert module.job_runtime_env("10.0.0.1:6379", str(tmp_path / "runs")) == {}  # the job's own stands
+
+
+def test_submit_dry_run_lists_what_would_travel_and_contacts_no_cluster(tmp_path, monkeypatch, capsys):
+    from specc import cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(submit, "client", lambda address: pytest.fail("--dry-run contacted a cluster"))
+    root = tmp_path / "project"
+    (root / "data").mkdir(parents=True)
+    (root / "spec.yaml").write_text(SPEC, encoding="utf-8")
+    (root / "models.py").write_text("x = 1\n", encoding="utf-8")
+    (root / "data" / "rows.csv").write_bytes(b"a,b\n" * 1024)
+    (root / ".env").write_text("TOKEN=1\n", encoding="utf-8")
+    (root / "system").symlink_to("/etc")
+    (root / ".git").mkdir()
+
+    code = cli.main(["submit", str(root / "spec.yaml"), "--dry-run"])
+
+    out, err = capsys.readouterr()
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == f"would ship from {root}:"
+    assert "   4.0 KiB  data/rows.csv" in lines and "       6 B  models.py" in lines  # sizes aligned
+    assert any(line.endswith("  specc_job_shipped.py") for line in lines)  # the compiled script travels at the top
+    assert any(line.endswith("  total, 4 files") for line in lines)
+    left = lines[lines.index("left behind:") + 1 : -1]
+    assert left == [
+        "  .env: looks like a secret (name it in cluster.include to ship it)",
+        "  .git: excluded (.git)",
+        "  system: a link out of the working directory, to /etc",
+    ]
+    assert lines[-1].startswith("entrypoint: python specc_job_shipped.py --storage-path ")
+
+
+def test_submit_dry_run_of_a_job_that_ships_only_its_script(tmp_path, monkeypatch, capsys):
+    from specc import cli
+
+    spec = tmp_path / "plain.yaml"
+    spec.write_text(SPEC.replace('{type: custom, factory: "models:make"}', "{type: mlp}"), encoding="utf-8")
+    (tmp_path / ".env").write_text("TOKEN=1\n", encoding="utf-8")
+
+    code = cli.main(["submit", str(spec), "--dry-run", "--address", "http://nowhere:8265"])
+
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0 and lines[0] == "would ship from specc_job_shipped.py alone:"
+    assert lines[1].endswith("  specc_job_shipped.py") and lines[2].endswith("  total, 1 files")
+    assert "left behind:" not in lines
+
+
+def test_size_is_shown_as_people_read_it():
+    assert [shipping.size(n) for n in (0, 812, 4096, 3 * 1024 * 1024 + 1)] == ["0 B", "812 B", "4.0 KiB", "3.0 MiB"]
+
+
+def test_the_warning_names_what_stays_behind_unasked_in_one_line(tmp_path):
+    left = [shipping.LeftBehind(f"key{n}.pem", "looks like a secret", surprising=True) for n in range(10)]
+    package = shipping.Package("p", 0, 0, [], left_behind=(shipping.LeftBehind(".git", "excluded (.git)"), *left))
+
+    warning = shipping.left_behind_warning(package, "spec.yaml")
+
+    assert str(warning).startswith("spec.yaml: warning[W303]: cluster.include: not shipped with the job: key0.pem")
+    assert ".git" not in warning.message and warning.message.endswith("; and 2 more") and "\n" not in str(warning)
+    assert shipping.left_behind_warning(shipping.Package("p", 0, 0, []), "spec.yaml") is None

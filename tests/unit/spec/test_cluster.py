@@ -19,6 +19,7 @@ def test_defaults(shown):
         },
         "working_dir": None,
         "excludes": None,
+        "include": None,
         "init_timeout_s": 60,
     }
 
