@@ -78,7 +78,6 @@ def measure(root: str, patterns: list[str], spec_file: str | None = None) -> Pac
     """Walks `root` as Ray's packaging walks it (packaging._dir_travel: Ray's default excludes and `patterns`, then
     each directory's .gitignore and .rayignore, its own included, matched by pathspec against paths as Ray reaches
     them), leaving behind the links Ray must not follow, and adds up sizes."""
-    from pathspec import PathSpec
     from ray._private import ray_constants
 
     base = os.path.abspath(root)
@@ -88,8 +87,8 @@ def measure(root: str, patterns: list[str], spec_file: str | None = None) -> Pac
         raise SpecError([_problem(message, spec_file, "the project's own directory as cluster.working_dir")])
     real_root = os.path.realpath(base)
     everything = ray_constants.get_runtime_env_default_excludes() + list(patterns)  # as Ray adds its defaults
-    excluded = PathSpec.from_lines("gitwildmatch", everything).match_file
-    one_by_one = [(pattern, PathSpec.from_lines("gitwildmatch", [pattern])) for pattern in everything]
+    excluded = _gitignore_spec(everything).match_file
+    one_by_one = [(pattern, _gitignore_spec([pattern])) for pattern in everything]
     include_gitignore = os.environ.get(ray_constants.RAY_RUNTIME_ENV_IGNORE_GITIGNORE, "0") != "1"
     ignore_files = (".gitignore", ".rayignore") if include_gitignore else (".rayignore",)
     deadline, entries = time.monotonic() + MAX_SECONDS, 0
@@ -171,13 +170,24 @@ def measure(root: str, patterns: list[str], spec_file: str | None = None) -> Pac
 
 
 def _ignore_file(path: str):
-    """The matcher of a .gitignore or .rayignore file (None when there is none), as packaging._get_ignore_file."""
-    from pathspec import PathSpec
-
+    """The matcher of a .gitignore or .rayignore file (None when there is none), as packaging._get_ignore_file
+    (which, like os.path.isfile, passes over a FIFO or device of that name)."""
     if not os.path.isfile(path):
         return None
     with open(path, encoding="utf-8", errors="surrogateescape") as lines:
-        return PathSpec.from_lines("gitwildmatch", lines.readlines()).match_file
+        return _gitignore_spec(lines.readlines()).match_file
+
+
+def _gitignore_spec(lines):
+    """pathspec's "gitwildmatch" patterns, the kind Ray matches excludes with (pathspec deprecates the name; the
+    warning says nothing a user can act on)."""
+    import warnings
+
+    from pathspec import PathSpec
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return PathSpec.from_lines("gitwildmatch", lines)
 
 
 def _follow(target: str, relative: str, real_root: str, above: tuple[str, ...], left: list[LeftBehind]) -> bool:

@@ -258,7 +258,7 @@ def test_submit_dry_run_lists_what_would_travel_and_contacts_no_cluster(tmp_path
     root = tmp_path / "project"
     (root / "data").mkdir(parents=True)
     (root / "spec.yaml").write_text(SPEC, encoding="utf-8")
-    (root / "models.py").write_text("x = 1\n", encoding="utf-8")
+    (root / "models.py").write_text("def make(*a): ...\n", encoding="utf-8")
     (root / "data" / "rows.csv").write_bytes(b"a,b\n" * 1024)
     (root / ".env").write_text("TOKEN=1\n", encoding="utf-8")
     (root / "system").symlink_to("/etc")
@@ -270,7 +270,7 @@ def test_submit_dry_run_lists_what_would_travel_and_contacts_no_cluster(tmp_path
     assert code == 0 and err == ""
     lines = out.splitlines()
     assert lines[0] == f"would ship from {root}:"
-    assert "   4.0 KiB  data/rows.csv" in lines and "       6 B  models.py" in lines  # sizes aligned
+    assert "   4.0 KiB  data/rows.csv" in lines and "      18 B  models.py" in lines  # sizes aligned
     assert any(line.endswith("  specc_job_shipped.py") for line in lines)  # the compiled script travels at the top
     assert any(line.endswith("  total, 4 files") for line in lines)
     left = lines[lines.index("left behind:") + 1 : -1]
