@@ -126,6 +126,7 @@ class _Builder:
         self.open_anchors: set[str] = set()
         self.stack: list[_Open] = []
         self.nodes = 0
+        self.aliased = False  # whether an alias was expanded: E009 blames aliases only then
         self.root = None
         self.documents = 0
 
@@ -166,12 +167,13 @@ class _Builder:
     def count(self, n: int, event) -> None:
         self.nodes += n
         if self.nodes > MAX_NODES:
-            self.fatal(
-                "E009",
-                f"the document expands to more than {MAX_NODES:,} values through aliases",
-                self.mark(event),
-                hint="a spec needs no such size; this looks like a 'billion laughs' document",
-            )
+            if self.aliased:
+                message = f"the document expands to more than {MAX_NODES:,} values through aliases"
+                hint = "a spec needs no such size; this looks like a 'billion laughs' document"
+            else:  # no alias to blame: the file itself is that large
+                message = f"the document holds more than {MAX_NODES:,} values"
+                hint = "a spec needs no such size; split generated data out of it"
+            self.fatal("E009", message, self.mark(event), hint=hint)
 
     # -- events --------------------------------------------------------------------------------
     def feed(self, event) -> None:
@@ -250,6 +252,7 @@ class _Builder:
         if event.anchor not in self.anchors:
             self.fatal("E004", f"alias *{event.anchor} names no anchor defined before it", mark, path)
         value, anchor_path, size, start, end = self.anchors[event.anchor]
+        self.aliased = True
         self.count(size, event)
         if is_key:
             self.place(value, mark, True, event)

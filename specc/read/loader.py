@@ -277,8 +277,12 @@ def apply_override(
     source.drop(path)
     mark = Mark(file, None, None, origin)
     source.values[path] = mark
+    source.keys[path] = mark
     for sub in value_source.values:
         source.values[path + sub] = mark
+    for n in range(1, len(path)):  # sections the override created are located at it, not at the file's top
+        if path[:n] not in source.keys:
+            source.keys[path[:n]] = source.values[path[:n]] = mark
 
 
 def _step(target, part: str, path: Path, file: str, origin: str):

@@ -24,7 +24,10 @@ CODES: dict[str, tuple[str, str]] = {
     "E006": ("not-a-mapping", "the document (or an extended file) is not a mapping of keys to values"),
     "E007": ("duplicate-key", "a key appears twice in the same mapping"),
     "E008": ("tag-not-allowed", "an explicit YAML tag such as !!python/object; only plain data is accepted"),
-    "E009": ("too-many-aliases", "alias expansion makes the document too large (a 'billion laughs' document)"),
+    "E009": (
+        "too-many-aliases",  # the name predates the size bound without aliases; names are stable
+        "the document holds too many values, through aliases (a 'billion laughs' document) or itself",
+    ),
     "E010": ("too-deep", "the document nests deeper than the loader accepts, or an alias refers to itself"),
     "E011": ("multiple-documents", "the file holds more than one YAML document"),
     "E012": ("key-not-string", "a mapping key is not a string (e.g. `yes:` or `1:` unquoted)"),
