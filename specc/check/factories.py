@@ -29,13 +29,24 @@ def factories_allowed(e: Experiment, at: Locator, project: Project | None) -> It
         reference = getattr(getattr(e, section), "factory", None)
         if reference is None or project is None:
             continue
-        problem = refusal(reference, project)
+        problem = refusal(reference, project, _project_dirs(e, project))
         if problem:
             code, message, hint = problem
             yield at(code, message, (section, "factory"), hint)
 
 
-def refusal(reference: str, project: Project) -> tuple[str, str, str | None] | None:
+def _project_dirs(e: Experiment, project: Project) -> list[str]:
+    """Where the run looks for a project module: the spec's directory, and on a cluster the shipped working
+    directory too (Ray puts it first on the workers' PYTHONPATH)."""
+    dirs = [str(project.spec_dir)]
+    if e.cluster.working_dir:
+        dirs.append(str((project.spec_dir / e.cluster.working_dir).resolve()))
+    return dirs
+
+
+def refusal(
+    reference: str, project: Project, project_dirs: list[str] | None = None
+) -> tuple[str, str, str | None] | None:
     """(code, message, hint) when `reference` ('package.module:name') may not be a factory, else None."""
     module, _, name = reference.partition(":")
     top = module.split(".")[0]
@@ -46,7 +57,8 @@ def refusal(reference: str, project: Project) -> tuple[str, str, str | None] | N
             "installed package",
             f"write the factory in a module of your project (one called {top}.py would not be imported: Python's is)",
         )
-    source = _module_file(module, [str(project.spec_dir)])
+    dirs = project_dirs or [str(project.spec_dir)]  # a declared working directory is the project's code too
+    source = _module_file(module, dirs)
     in_project = source is not None
     if source is None:
         source = _module_file(module, [entry for entry in sys.path if entry and Path(entry).is_dir()])
@@ -62,7 +74,7 @@ def refusal(reference: str, project: Project) -> tuple[str, str, str | None] | N
                 f"{excerpt(module)} is neither a module of your project nor part of an installed package",
                 "write the factory in a module of your project",
             )
-    if in_project and not project.holds(source):
+    if in_project and not any(source.resolve().is_relative_to(Path(d).resolve()) for d in (project.root, *dirs[1:])):
         return (
             "E023",
             f"the module {excerpt(module)} resolves outside the project ({project.shown()})",

@@ -107,3 +107,14 @@ def test_the_compiled_script_checks_the_factory_it_loads(tmp_path):
     for reference in ("os:system", "json:codecs", "json:JSONDecodeError", "json:nothing"):
         with pytest.raises(SystemExit, match="is not a function or class defined in"):
             load_factory(reference)
+
+
+def test_a_module_in_the_shipped_working_directory_is_checked_too(tmp_path):
+    """specs/ beside factories/, cluster.working_dir '..': the workers import factories.* from the shipped copy."""
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "factories").mkdir()
+    (tmp_path / "factories" / "nets.py").write_text("from os import system\n\ndef make(a, b): ...\n")
+    for factory, expected in (("factories.nets:make", []), ("factories.nets:system", [("E214", "model.factory")])):
+        path = custom(tmp_path / "specs", factory)
+        path.write_text(path.read_text() + "cluster: {working_dir: '..'}\n")
+        assert codes(path) == expected
