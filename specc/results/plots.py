@@ -18,6 +18,7 @@ from specc.results.history import (
     OTHERS,
     Curve,
     Parallel,
+    _finite,
     curves,
     metric_names,
     parallel,
@@ -141,7 +142,7 @@ def _train_lines(axes, results: RunResults, line: Curve, metric: str) -> None:
     if results.best_row is None:
         return
     row = results.rows[results.best_row]
-    if isinstance(row.get(metric), (int, float)) and row.get("epoch") is not None:
+    if _finite(row.get(metric)) and _finite(row.get("epoch")):
         label = "best epoch" if results.metric else "last epoch (kept)"
         axes.plot([row["epoch"]], [row[metric]], linestyle="none", marker="*", markersize=17, color=BEST,
                   markeredgecolor="white", label=label, zorder=5)  # fmt: skip
