@@ -39,6 +39,7 @@ from specc.results.run_dir import (
     read_run,
     short_names,
 )
+from specc.results.run_files import printable
 from specc.spec.errors import UsageError
 from specc.spec.version import __version__
 
@@ -50,12 +51,16 @@ PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtonsToRemo
 def write_report(run: RunResults | str | os.PathLike, out: str | os.PathLike | None = None) -> str:
     """Writes the report of a run (its directory, or the run already read) to `out` (default RUN_DIR/report.html),
     atomically; returns the path written. A directory that is not a run's, or a missing plotly, is a UsageError;
-    what is wrong with the run's files is in the run's `warnings` (and on the page)."""
+    what is wrong with the run's files is in the run's `warnings` (and on the page).
+
+    A report in the run directory is never written through a symbolic link: a run directory may be someone
+    else's, and a report.html they linked to a file of yours must not replace it."""
     from specc.compiler.files import write_atomic
 
     results = run if isinstance(run, RunResults) else read_run(os.path.abspath(run))  # named wherever it is opened
     if out is None:
         out = os.path.join(results.run_dir if isinstance(run, RunResults) else os.fspath(run), "report.html")
+    _refuse_a_link_in_the_run(results.run_dir, os.fspath(out))
     out = os.fspath(out)
     if os.path.isdir(out):
         raise UsageError(f"{out}: is a directory; give the report's file name, e.g. {os.path.join(out, 'report.html')}")
@@ -65,6 +70,17 @@ def write_report(run: RunResults | str | os.PathLike, out: str | os.PathLike | N
     except OSError as error:
         raise UsageError(f"{out}: cannot be written: {error.strerror}") from None
     return out
+
+
+def _refuse_a_link_in_the_run(run_dir: str, out: str) -> None:
+    """A symbolic link in the run directory is not written through: the directory may be someone else's."""
+    inside = os.path.realpath(os.path.dirname(os.path.abspath(out))) == os.path.realpath(run_dir)
+    if inside and os.path.islink(out):
+        target = os.path.realpath(out)
+        raise UsageError(
+            f"{printable(out)}: a symbolic link in the run directory (to {printable(target)}); not written through: "
+            "give the report's file with -o"
+        )
 
 
 def report_html(results: RunResults) -> str:
