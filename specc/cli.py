@@ -465,14 +465,29 @@ def cmd_results(args) -> int:
     sys.stdout.write(render(results, args.format))
     for path in written:  # after the table; beside csv or json, on stderr, so that stdout stays one document
         print(path, file=sys.stdout if args.format == "text" else sys.stderr)
+    _run_warnings(results)
     return Exit.OK
 
 
 def cmd_report(args) -> int:
     from specc.results.report import write_report
+    from specc.results.run_dir import read_run
 
-    print(write_report(args.run_dir, args.output))
+    results = read_run(os.path.abspath(args.run_dir))  # the page names the run wherever it is opened
+    print(write_report(results, args.output or os.path.join(args.run_dir, "report.html")))
+    _run_warnings(results)
     return Exit.OK
+
+
+WARNINGS_SHOWN = 20  # a run with more damaged files than this names the first ones and counts the rest
+
+
+def _run_warnings(results) -> None:
+    """What was wrong with the run directory's files, one line each on stderr (the table or page is still made)."""
+    for problem in results.warnings[:WARNINGS_SHOWN]:
+        print(problem, file=sys.stderr)
+    if len(results.warnings) > WARNINGS_SHOWN:
+        print(f"... and {len(results.warnings) - WARNINGS_SHOWN} more warnings", file=sys.stderr)
 
 
 COMMANDS = {

@@ -9,14 +9,12 @@ Plain json and csv: no pandas, no plotting library (report.py and plots.py besid
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 import os
 from dataclasses import dataclass
 
-from specc.results.run_dir import RunResults, decode_cell, format_value, is_number, resolved_spec, short_names
+from specc.results.run_dir import RunResults, decode_cell, format_value, is_number, short_names
+from specc.results.run_files import TABLE_BYTES, RunFiles, parse_json
 
 # What Ray adds to every reported result: bookkeeping, not a metric of the model.
 RAY_KEYS = frozenset(
@@ -52,6 +50,7 @@ OTHERS = ("#4e79a7", "#f28e2b", "#76b7b2", "#59a14f", "#b07aa1", "#9c755f", "#ed
 # would end in a yellow that is hard to see on white, and the best lines are the ones to see.)
 METRIC_COLOURS = ((0.0, "#aab7cb"), (0.45, "#6f8fc0"), (0.8, "#4b3f9e"), (1.0, BEST))
 LEGEND_UP_TO = 20  # more trials than this: a legend names the best one only
+FAR = 1e300  # axes end within +-FAR: their span, and a span's ticks, stay finite whatever a file holds
 
 
 @dataclass(frozen=True)
@@ -68,9 +67,9 @@ class Curve:
     best: bool
 
     def points(self, metric: str) -> tuple[list, list]:
-        """(epochs, values) where the metric was reported as a number."""
+        """(epochs, values) where the metric was reported as a finite number (a diverged epoch's nan is a gap)."""
         pairs = [(epoch["epoch"], epoch.get(metric)) for epoch in self.epochs]
-        pairs = [(x, y) for x, y in pairs if is_number(y)]
+        pairs = [(x, y) for x, y in pairs if _finite(y)]
         return [x for x, _ in pairs], [y for _, y in pairs]
 
 
@@ -79,67 +78,88 @@ def curves(results: RunResults) -> list[Curve]:
     if results.kind == "train":
         name = os.path.basename(os.path.normpath(results.run_dir))
         return [Curve(name, None, {}, _in_epoch_order(list(results.rows)), True)]
-    return [
+    files = RunFiles(results.run_dir, results.warnings)
+    diverged: list[str] = []
+    lines = [
         Curve(
             name=row.get("trial_id") or "?",
             status=row.get("status"),
             config={path: row.get(path) for path in results.space},
-            epochs=tuple(trial_history(results.run_dir, row.get("trial_id") or "")),
+            epochs=tuple(trial_history(files, row.get("trial_id") or "", diverged)),
             best=index == results.best_row,
         )
         for index, row in enumerate(results.rows)
     ]
+    if diverged:
+        others = len(diverged) - 1
+        also = f"; so do {others} other trial{'s' * (others != 1)}' result.json" if others else ""
+        message = f"holds NaN or Infinity, which JSON does not allow (Ray writes a diverged metric so){also}"
+        files.warn("W308", diverged[0], f"{message}: those epochs are gaps in the curves")
+    return lines
 
 
-def trial_history(run_dir: str, trial_id: str) -> list[dict]:
+def trial_history(files: RunFiles, trial_id: str, diverged: list[str] | None = None) -> list[dict]:
     """Each epoch the trial reported, in epoch order (the last report of an epoch reported twice, as after a
-    resume): its result.json, else its progress.csv; [] when it has neither."""
-    directory = os.path.join(run_dir, f"trial_{trial_id}")
-    reported = _json_lines(os.path.join(directory, "result.json"))
+    resume): its result.json, else its progress.csv; [] when it has neither. A trial id that cannot name a
+    directory (a `/`, a NUL) has no epochs. `diverged` collects the result.json files holding a non-finite
+    number, which curves() warns of once for the whole run."""
+    if not trial_id or "/" in trial_id or "\0" in trial_id or os.sep in trial_id:
+        return []
+    directory = f"trial_{trial_id}"
+    reported = _json_lines(files, os.path.join(directory, "result.json"), diverged if diverged is not None else [])
     if not reported:
-        reported = _progress_csv(os.path.join(directory, "progress.csv"))
+        reported = _progress_csv(files, os.path.join(directory, "progress.csv"))
     return list(_in_epoch_order(reported))
 
 
-def _json_lines(path: str) -> list[dict]:
-    """The objects of a JSON-lines file; a line that does not parse (the last, cut off by a crash) is skipped."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
+def _json_lines(files: RunFiles, name: str, diverged: list[str]) -> list[dict]:
+    """The objects of a JSON-lines file. A line that does not parse is left out, with a warning (the last one, cut
+    off by a crash, is said to be)."""
+    text = files.text(name, TABLE_BYTES)
+    if text is None:
         return []
-    reported = []
-    for line in lines:
-        try:
-            value = json.loads(line)
-        except ValueError:
+    lines = text.splitlines()
+    reported, broken, non_finite = [], [], False
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
             continue
+        try:
+            value, spelled = parse_json(line)
+        except ValueError:
+            broken.append(number)
+            continue
+        non_finite = non_finite or bool(spelled)
         if isinstance(value, dict):
             reported.append(value)
+        else:
+            broken.append(number)
+    if non_finite:
+        diverged.append(name)
+    if broken == [len(lines)] and not text.endswith(("\n", "\r")):
+        files.warn("W308", name, f"line {broken[0]}: cut off (no line end); left out", broken[0])
+    elif broken:
+        more = f" and {len(broken) - 1} more" if len(broken) > 1 else ""
+        files.warn("W308", name, f"line {broken[0]}{more}: not a JSON object; left out", broken[0])
     return reported
 
 
-def _progress_csv(path: str) -> list[dict]:
-    try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-            text = handle.read()
-    except OSError:
+def _progress_csv(files: RunFiles, name: str) -> list[dict]:
+    table = files.table(name)
+    if table is None:
         return []
-    try:
-        return [{k: decode_cell(v or "") for k, v in row.items() if k} for row in csv.DictReader(io.StringIO(text))]
-    except csv.Error:
-        return []
+    header, rows = table
+    return [{key: decode_cell(cell) for key, cell in zip(header, cells, strict=True) if key} for _, cells in rows]
 
 
 def _in_epoch_order(reported: list[dict]) -> tuple[dict, ...]:
-    """One dict per epoch, sorted by epoch; a result without `epoch` counts by its training_iteration (1-based),
-    else by its place."""
+    """One dict per epoch, sorted by epoch; a result without a finite `epoch` counts by its training_iteration
+    (1-based), else by its place."""
     by_epoch: dict = {}
     for place, result in enumerate(reported):
         epoch = result.get("epoch")
-        if not is_number(epoch):
+        if not _finite(epoch):
             iteration = result.get("training_iteration")
-            epoch = iteration - 1 if is_number(iteration) else place
+            epoch = iteration - 1 if _finite(iteration) else place
         by_epoch[epoch] = {**result, "epoch": epoch}
     return tuple(by_epoch[epoch] for epoch in sorted(by_epoch))
 
@@ -211,7 +231,7 @@ def parallel(results: RunResults) -> Parallel | None:
     if not kept:
         return None
     left_out = tuple(results.rows[i].get("trial_id") or "?" for i in range(len(results.rows)) if i not in kept)
-    space = _space_entries(results.run_dir)
+    space = _space_entries(results.spec)
     labels = short_names(results.space)
     axes = [
         _parameter_axis(path, label, [results.rows[i].get(path) for i in kept], space.get(path))
@@ -231,9 +251,9 @@ def parallel(results: RunResults) -> Parallel | None:
     )
 
 
-def _space_entries(run_dir: str) -> dict[str, dict]:
+def _space_entries(spec: dict) -> dict[str, dict]:
     """tune.space of the run's spec.resolved.yaml: path -> {kind: args} ({} when the file is absent)."""
-    tune = resolved_spec(run_dir).get("tune")
+    tune = spec.get("tune")
     space = tune.get("space") if isinstance(tune, dict) else None
     if not isinstance(space, dict):
         return {}
@@ -301,11 +321,12 @@ def _metric_axis(path: str, label: str, values: list[float], best: int | None) -
 
 
 def _bounds(values: list[float]) -> tuple[float, float]:
-    """The range of the values; a single value gets room either side, so that its line sits mid-axis."""
-    low, high = min(values), max(values)
+    """The range of the values; a single value gets room either side, so that its line sits mid-axis. Finite
+    bounds whose span is finite too, whatever the values (1e308 and -1e308 span more than a float holds)."""
+    low, high = max(min(values), -FAR), min(max(values), FAR)
     if high - low <= 1e-12 * max(1.0, abs(high)):
         pad = abs(low) * 0.5 or 0.5
-        return low - pad, high + pad
+        return max(low - pad, -FAR), min(high + pad, FAR)
     return low, high
 
 
@@ -317,8 +338,8 @@ def _spans_decades(values: list[float]) -> bool:
 def _linear_ticks(low: float, high: float, count: int = 5) -> tuple[tuple[float, str], ...]:
     """Round numbers between low and high, about `count` of them."""
     span = high - low
-    if span <= 0:
-        return ((low, format_value(low, 4)),)
+    if not span > 0 or not math.isfinite(span):
+        return ((low, format_value(low, 4)), (high, format_value(high, 4)))
     raw = span / (count - 1)
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
@@ -337,11 +358,11 @@ def _log_ticks(low: float, high: float) -> tuple[tuple[float, str], ...]:
     else 1-2-5 steps (then finer), else the two ends."""
     decades = range(math.floor(low) - 1, math.ceil(high) + 1)
     for multiples, enough in (((1,), 3), ((1, 2, 5), 2), ((1, 1.5, 2, 3, 5, 7), 2)):
-        values = sorted(m * 10.0**exponent for exponent in decades for m in multiples)
-        inside = [v for v in values if low - 1e-9 <= math.log10(v) <= high + 1e-9]
+        values = sorted(m * 10.0**exponent for exponent in decades for m in multiples if -324 < exponent < 308)
+        inside = [v for v in values if 0 < v < math.inf and low - 1e-9 <= math.log10(v) <= high + 1e-9]
         if len(inside) >= enough:
             return tuple((math.log10(v), format_value(v, 3)) for v in inside)
-    return tuple((position, format_value(10**position, 3)) for position in (low, high))
+    return tuple((position, format_value(10.0 ** min(max(position, -323), 308), 3)) for position in (low, high))
 
 
 def _finite(value) -> bool:

@@ -18,11 +18,13 @@ from specc.results.history import (
     OTHERS,
     Curve,
     Parallel,
+    _finite,
     curves,
     metric_names,
     parallel,
 )
 from specc.results.run_dir import RunResults, read_run
+from specc.results.run_files import printable
 from specc.spec.errors import UsageError
 
 DPI = 150
@@ -63,7 +65,14 @@ def _pyplot():
 
 
 def _file_part(metric: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", metric) or "metric"
+    """A metric's name as part of a file name: safe characters only, and short enough for any file system."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", metric)[:100] or "metric"
+
+
+def _label(text) -> str:
+    """Text from the run's files as matplotlib draws it: `$` would start mathtext (a parse error at savefig), a
+    control character shows as its escape."""
+    return printable(str(text)).replace("$", r"\$")
 
 
 def _save(plt, figure, path: str) -> str:
@@ -102,12 +111,12 @@ def _curve_figure(plt, results: RunResults, lines: list[Curve], metric: str):
     _style(axes)
     if results.kind == "train":
         _train_lines(axes, results, lines[0], metric)
-        title = f"{metric} per epoch"
+        title = f"{_label(metric)} per epoch"
     else:
         others = [line for line in lines if not line.best]
         for index, line in enumerate(others):
             x, y = line.points(metric)
-            label = line.name + (f" ({line.status})" if line.status and line.status != "completed" else "")
+            label = _label(line.name + (f" ({line.status})" if line.status and line.status != "completed" else ""))
             axes.plot(
                 x, y, color=OTHERS[index % len(OTHERS)], linewidth=1.4, alpha=0.75, marker="o", markersize=3,
                 linestyle=":" if line.status == "error" else "-", label=None if many else label,
@@ -115,16 +124,15 @@ def _curve_figure(plt, results: RunResults, lines: list[Curve], metric: str):
         for line in lines:
             if line.best:
                 x, y = line.points(metric)
-                axes.plot(
-                    x, y, color=BEST, linewidth=3.2, marker="o", markersize=6, label=f"{line.name} (best)", zorder=5
-                )
+                label = _label(f"{line.name} (best)")
+                axes.plot(x, y, color=BEST, linewidth=3.2, marker="o", markersize=6, label=label, zorder=5)
         if many:
             axes.plot([], [], color="#999999", linewidth=1.4, label=f"{len(others)} other trials")
         count = len(lines)
-        title = f"{metric} per epoch: {count} trial{'s' * (count != 1)}"
+        title = f"{_label(metric)} per epoch: {count} trial{'s' * (count != 1)}"
     axes.set_title(title, loc="left", fontsize=13, fontweight="bold")
     axes.set_xlabel("epoch")
-    axes.set_ylabel(metric)
+    axes.set_ylabel(_label(metric))
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     if axes.get_legend_handles_labels()[0]:
         if results.kind == "tune":
@@ -137,11 +145,11 @@ def _curve_figure(plt, results: RunResults, lines: list[Curve], metric: str):
 
 def _train_lines(axes, results: RunResults, line: Curve, metric: str) -> None:
     x, y = line.points(metric)
-    axes.plot(x, y, color=OTHERS[0], linewidth=2.4, marker="o", markersize=4, label=metric)
+    axes.plot(x, y, color=OTHERS[0], linewidth=2.4, marker="o", markersize=4, label=_label(metric))
     if results.best_row is None:
         return
     row = results.rows[results.best_row]
-    if isinstance(row.get(metric), (int, float)) and row.get("epoch") is not None:
+    if _finite(row.get(metric)) and _finite(row.get("epoch")):
         label = "best epoch" if results.metric else "last epoch (kept)"
         axes.plot([row["epoch"]], [row[metric]], linestyle="none", marker="*", markersize=17, color=BEST,
                   markeredgecolor="white", label=label, zorder=5)  # fmt: skip
@@ -176,7 +184,7 @@ def _parallel_figure(plt, view: Parallel):
         if i == view.best:
             outline = [effects.withStroke(linewidth=6.5, foreground="white")]
             axes.plot(xs, ys, color=color, linewidth=3.5, zorder=5, path_effects=outline,
-                      label=f"best trial {view.trials[i]}", solid_capstyle="round")  # fmt: skip
+                      label=_label(f"best trial {view.trials[i]}"), solid_capstyle="round")  # fmt: skip
         else:
             axes.plot(xs, ys, color=color, linewidth=1.4, alpha=0.8, zorder=3)
     for x, axis in zip(xs, view.axes, strict=True):
@@ -187,19 +195,20 @@ def _parallel_figure(plt, view: Parallel):
             if -0.001 <= at <= 1.001:
                 axes.plot([x, x + 0.03] if last else [x - 0.03, x], [at, at], color="#444444", linewidth=1.0, zorder=1)
                 bold = "bold" if text.startswith("★") else "normal"
-                label = text.replace("★ ", "best ")
+                label = _label(text.replace("★ ", "best "))
                 axes.text(x + 0.05 if last else x - 0.05, at, label, ha="left" if last else "right", va="center",
                           fontsize=8.5, color="#333333", fontweight=bold, zorder=6,
                           bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 0.5})  # fmt: skip
-        axes.text(x, 1.04, axis.label, ha="center", va="bottom", fontsize=10.5, fontweight="bold")
+        axes.text(x, 1.04, _label(axis.label), ha="center", va="bottom", fontsize=10.5, fontweight="bold")
     axes.set_xlim(-0.6, count - 0.4)
     axes.set_ylim(-0.03, 1.1)
     axes.axis("off")
     colorbar = figure.colorbar(ScalarMappable(norm=norm, cmap=colormap), ax=axes, fraction=0.03, pad=0.02)
-    colorbar.set_label(f"best {view.metric_name}")
-    title = f"Hyperparameters against {view.metric_name}: {len(view.trials)} trial{'s' * (len(view.trials) != 1)}"
+    colorbar.set_label(_label(f"best {view.metric_name}"))
+    count = len(view.trials)
+    title = f"Hyperparameters against {_label(view.metric_name)}: {count} trial{'s' * (count != 1)}"
     if view.left_out:
-        title += f" ({len(view.left_out)} without {view.metric_name} left out)"
+        title += f" ({len(view.left_out)} without {_label(view.metric_name)} left out)"
     axes.set_title(title, loc="left", fontsize=13, fontweight="bold", pad=26)
     if view.best is not None:
         axes.legend(loc="lower left", bbox_to_anchor=(0.0, -0.1), fontsize=9, frameon=False)

@@ -22,6 +22,7 @@ from specc.results.history import (
     OTHERS,
     Curve,
     Parallel,
+    _finite,
     curves,
     metric_names,
     parallel,
@@ -38,6 +39,7 @@ from specc.results.run_dir import (
     read_run,
     short_names,
 )
+from specc.results.run_files import printable
 from specc.spec.errors import UsageError
 from specc.spec.version import __version__
 
@@ -46,13 +48,20 @@ NUMBER = ' class="number"'
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 
 
-def write_report(run_dir: str | os.PathLike, out: str | os.PathLike | None = None) -> str:
-    """Writes the report of the run in `run_dir` to `out` (default RUN_DIR/report.html), atomically; returns
-    the path written. A directory that is not a run's, or a missing plotly, is a UsageError."""
+def write_report(run: RunResults | str | os.PathLike, out: str | os.PathLike | None = None) -> str:
+    """Writes the report of a run (its directory, or the run already read) to `out` (default RUN_DIR/report.html),
+    atomically; returns the path written. A directory that is not a run's, or a missing plotly, is a UsageError;
+    what is wrong with the run's files is in the run's `warnings` (and on the page).
+
+    A report in the run directory is never written through a symbolic link: a run directory may be someone
+    else's, and a report.html they linked to a file of yours must not replace it."""
     from specc.compiler.files import write_atomic
 
-    results = read_run(os.path.abspath(run_dir))  # the page names the run wherever it is opened
-    out = os.fspath(out) if out is not None else os.path.join(os.fspath(run_dir), "report.html")
+    results = run if isinstance(run, RunResults) else read_run(os.path.abspath(run))  # named wherever it is opened
+    if out is None:
+        out = os.path.join(results.run_dir if isinstance(run, RunResults) else os.fspath(run), "report.html")
+    _refuse_a_link_in_the_run(results.run_dir, os.fspath(out))
+    out = os.fspath(out)
     if os.path.isdir(out):
         raise UsageError(f"{out}: is a directory; give the report's file name, e.g. {os.path.join(out, 'report.html')}")
     page = report_html(results)
@@ -63,6 +72,17 @@ def write_report(run_dir: str | os.PathLike, out: str | os.PathLike | None = Non
     return out
 
 
+def _refuse_a_link_in_the_run(run_dir: str, out: str) -> None:
+    """A symbolic link in the run directory is not written through: the directory may be someone else's."""
+    inside = os.path.realpath(os.path.dirname(os.path.abspath(out))) == os.path.realpath(run_dir)
+    if inside and os.path.islink(out):
+        target = os.path.realpath(out)
+        raise UsageError(
+            f"{printable(out)}: a symbolic link in the run directory (to {printable(target)}); not written through: "
+            "give the report's file with -o"
+        )
+
+
 def report_html(results: RunResults) -> str:
     """The whole page, as text."""
     plotly = _plotly()
@@ -71,7 +91,7 @@ def report_html(results: RunResults) -> str:
     figures = [_curve_figure(results, lines, metric) for metric in metrics]
     view = parallel(results)
     curve_divs = [_div(plotly, figure, f"curves-{index}", "380px") for index, figure in enumerate(figures)]
-    sections = [_headline(results), _best_block(results)]
+    sections = [_headline(results), *_warnings_section(results), _best_block(results)]
     sections.append(_curves_section(results, lines, metrics, curve_divs))
     if view is not None:
         sections.append(_parallel_section(view, _div(plotly, _parallel_figure(view), "parallel-coordinates", "480px")))
@@ -150,6 +170,15 @@ def _headline(results: RunResults) -> str:
         f'<p class="sub">{what}{goal}</p>'
         f'<p class="path">{html.escape(results.run_dir)}</p></header>'
     )
+
+
+def _warnings_section(results: RunResults) -> list[str]:
+    """What is wrong with the run's files (reading them, curves included, is done by now): a reader of the page
+    should know that what it shows was read in part."""
+    if not results.warnings:
+        return []
+    items = "".join(f"<li><code>{html.escape(str(problem))}</code></li>" for problem in results.warnings)
+    return [f'<section class="warnings"><h2>Read in part</h2><ul>{items}</ul></section>']
 
 
 def _best_block(results: RunResults) -> str:
@@ -278,7 +307,7 @@ def _train_traces(figure, results: RunResults, line: Curve, metric: str) -> None
     if results.best_row is None:
         return
     row = results.rows[results.best_row]
-    if isinstance(row.get(metric), (int, float)) and row.get("epoch") is not None:
+    if _finite(row.get(metric)) and _finite(row.get("epoch")):
         label = "best epoch" if results.metric else "last epoch (kept)"
         figure.add_trace(
             go.Scatter(
@@ -429,6 +458,8 @@ p.note { margin: 0 0 10px; color: #555; font-size: 13px; }
 .chip.error { background: #fde2e1; color: #a3211c; }
 td .chip { margin-left: 0; }
 section.best { border-left: 6px solid __BEST__; }
+section.warnings { border-left: 6px solid #e0a800; }
+section.warnings ul { margin: 0; padding-left: 18px; font-size: 12px; }
 .cards { display: flex; flex-wrap: wrap; gap: 14px; }
 .card { min-width: 170px; padding: 8px 14px; background: #fafafa; border-radius: 8px; border: 1px solid #eee; }
 .card .label { display: block; color: #666; font-size: 12px; }

@@ -20,9 +20,10 @@ import json
 import math
 import os
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from specc.spec.errors import UsageError
+from specc.results.run_files import RunFiles, load_json, plain, printable
+from specc.spec.errors import Problem, UsageError
 
 FORMATS = ("text", "csv", "json")
 TEXT_COLUMNS = ("trial_id", "status")  # written as they are, never decoded
@@ -30,6 +31,7 @@ TRIAL_COLUMNS = ("trial_id", "status", "epochs")
 STATUS_ORDER = ("completed", "stopped", "error")
 PYTHON_WORDS = {"True": True, "False": False, "None": None, "nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 WIDEST_CELL = 24  # longer table cells end in "..."
+RESULTS, BEST, SPEC = "results.csv", "best.json", "spec.resolved.yaml"
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,9 @@ class RunResults:
     results.csv to its decoded value (None where the cell is empty). `best` is best.json as written ({} when
     there is none); `best_row` the index in `rows` of the best trial or epoch. `metric` and `mode` say what
     "best" means; both are None for a training run that keeps its last epoch. `best_spec` is the path of
-    best.yaml when the run wrote one.
+    best.yaml when the run wrote one. `spec` is spec.resolved.yaml as plain data ({} when absent or unreadable).
+    `warnings` holds what is wrong with the run's files (W307, W308) and where best.json and results.csv disagree
+    (W309): read_run's, then those of the trial files history.py reads when the curves are drawn.
     """
 
     run_dir: str
@@ -52,6 +56,8 @@ class RunResults:
     metric: str | None
     mode: str | None
     best_spec: str | None = None
+    spec: dict = field(default_factory=dict, compare=False)
+    warnings: list[Problem] = field(default_factory=list, compare=False)
 
     @property
     def space(self) -> tuple[str, ...]:
@@ -72,14 +78,18 @@ class RunResults:
 
 
 def read_run(run_dir: str | os.PathLike) -> RunResults:
-    """Reads a run directory; a missing directory or a missing or malformed results.csv is a UsageError."""
+    """Reads a run directory. What is wrong with one of its files is a warning in `warnings` (the file is left
+    out, or the rows that can be read are kept); only a run that cannot be read at all, no directory or no
+    readable results.csv with a header, is a UsageError."""
     run_dir = os.fspath(run_dir)
-    columns, rows = read_results_csv(_results_csv(run_dir))
+    warnings: list[Problem] = []
+    files = RunFiles(_run_directory(run_dir), warnings)
+    columns, rows = _read_table(files)
     kind = "tune" if "trial_id" in columns else "train"
-    best = _read_best_json(os.path.join(run_dir, "best.json"))
-    metric, mode = _goal(run_dir, kind, best)
-    best_spec = os.path.join(run_dir, "best.yaml")
-    return RunResults(
+    best = read_best(files)
+    spec = read_resolved_spec(files)
+    metric, mode = _goal(kind, best, spec)
+    results = RunResults(
         run_dir=run_dir,
         kind=kind,
         columns=tuple(columns),
@@ -88,49 +98,48 @@ def read_run(run_dir: str | os.PathLike) -> RunResults:
         best_row=_best_row(kind, rows, best, metric, mode),
         metric=metric,
         mode=mode,
-        best_spec=best_spec if os.path.isfile(best_spec) else None,
+        best_spec=files.path("best.yaml") if files.exists("best.yaml") else None,
+        spec=spec,
+        warnings=warnings,
     )
+    warnings.extend(disagreements(results))
+    return results
 
 
-def _results_csv(run_dir: str) -> str:
-    if not os.path.exists(run_dir):
-        raise UsageError(f"{run_dir}: no such run directory")
+def _run_directory(run_dir: str) -> str:
+    shown = printable(run_dir)
+    try:
+        if not os.path.exists(run_dir):
+            raise UsageError(f"{shown}: no such run directory")
+    except ValueError:  # a NUL in the path
+        raise UsageError(f"{shown}: not a path: it holds a NUL character") from None
     if not os.path.isdir(run_dir):
-        raise UsageError(f"{run_dir}: not a directory; give the run directory, <run.storage_path>/<run.name>")
-    path = os.path.join(run_dir, "results.csv")
-    if not os.path.isfile(path):
-        raise UsageError(f"{run_dir}: no results.csv: the run has not finished, or this is not a run directory")
-    return path
+        raise UsageError(f"{shown}: not a directory; give the run directory, <run.storage_path>/<run.name>")
+    return run_dir
 
 
-def read_results_csv(path: str) -> tuple[list[str], list[dict]]:
-    """The header and the decoded rows of a results.csv; a broken line is a UsageError naming it."""
-    reader = csv.reader(io.StringIO(_read_text(path), newline=""), strict=True)
-    try:
-        header = next(reader, None)
-        if not header:
-            raise UsageError(f"{path}:1: no header row")
-        if "trial_id" not in header and "epoch" not in header:
-            raise UsageError(f"{path}:1: the header names neither trial_id (a Tune run) nor epoch (a training run)")
-        rows = [_decode_row(header, cells, f"{path}:{reader.line_num}") for cells in reader if cells]
-    except csv.Error as error:
-        raise UsageError(f"{path}:{reader.line_num}: not valid CSV: {error}") from None
-    return header, rows
+def _read_table(files: RunFiles) -> tuple[list[str], list[dict]]:
+    """results.csv's header and decoded rows. Rows that cannot be read are warnings; a results.csv that is missing,
+    unreadable or has no header naming trial_id or epoch is a UsageError (there is no run to show)."""
+    path, before = files.path(RESULTS), len(files.warnings)
+    table = files.table(RESULTS)
+    if table is None:
+        if len(files.warnings) == before:
+            raise UsageError(
+                f"{printable(files.run_dir)}: no results.csv: the run has not finished, or this is not a run directory"
+            )
+        problem = files.warnings.pop()
+        raise UsageError(f"{problem.where()}: {problem.message.removesuffix('; left out')}")
+    header, rows = table
+    if not header:
+        raise UsageError(f"{printable(path)}:1: no header row")
+    if "trial_id" not in header and "epoch" not in header:
+        neither = "the header names neither trial_id (a Tune run) nor epoch (a training run)"
+        raise UsageError(f"{printable(path)}:1: {neither}")
+    return header, [_decode_row(header, cells) for _, cells in rows]
 
 
-def _read_text(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except UnicodeDecodeError as error:
-        raise UsageError(f"{path}: not UTF-8 text (byte {error.start})") from None
-    except OSError as error:
-        raise UsageError(f"{path}: cannot be read: {error.strerror}") from None
-
-
-def _decode_row(header: list[str], cells: list[str], where: str) -> dict:
-    if len(cells) != len(header):
-        raise UsageError(f"{where}: {len(cells)} cells, but the header names {len(header)} columns")
+def _decode_row(header: list[str], cells: list[str]) -> dict:
     return {
         name: (cell or None) if name in TEXT_COLUMNS else decode_cell(cell)
         for name, cell in zip(header, cells, strict=True)
@@ -139,60 +148,144 @@ def _decode_row(header: list[str], cells: list[str], where: str) -> dict:
 
 def decode_cell(text: str):
     """A cell's value: JSON where it parses (numbers, lists, quoted strings), Python's spelling of True, None,
-    nan and inf, else the text itself; None for an empty cell."""
+    nan and inf, else the text itself; None for an empty cell. Never deeper than run_files.MAX_DEPTH (a deeper
+    cell is text), never an integer past a float's range (its digits)."""
     if text == "":
         return None
     try:
-        return json.loads(text)
+        return load_json(text)
     except ValueError:
         return PYTHON_WORDS.get(text, text)
 
 
-def _read_best_json(path: str) -> dict:
-    if not os.path.isfile(path):
+# What best.json's keys must hold; a key holding something else is left out, with a warning.
+BEST_KEYS = {
+    "trial_id": (lambda value: isinstance(value, str), "a string"),
+    "metric": (lambda value: isinstance(value, str), "a string"),
+    "mode": (lambda value: value in ("min", "max"), '"min" or "max"'),
+    "config": (lambda value: isinstance(value, dict), "an object"),
+    "metrics": (lambda value: isinstance(value, dict), "an object"),
+    "checkpoint": (lambda value: value is None or isinstance(value, str), "a path or null"),
+}
+
+
+def read_best(files: RunFiles) -> dict:
+    """best.json as written, less what it cannot mean ({} when it is absent or is not a JSON object)."""
+    best = files.json(BEST)
+    if best is None:
         return {}
-    try:
-        best = json.loads(_read_text(path))
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from None
     if not isinstance(best, dict):
-        raise UsageError(f"{path}: not a JSON object")
+        files.warn("W308", BEST, f"holds {_json_kind(best)}, not a JSON object; left out")
+        return {}
+    for key, (fits, wanted) in BEST_KEYS.items():
+        if key in best and not fits(best[key]):
+            files.warn("W308", BEST, f'"{key}" holds {_json_kind(best[key])}, not {wanted}; left out')
+            del best[key]
     return best
 
 
-def _goal(run_dir: str, kind: str, best: dict) -> tuple[str | None, str | None]:
+def _json_kind(value) -> str:
+    if isinstance(value, (dict, list)):
+        return "an object" if isinstance(value, dict) else "a list"
+    return "null" if value is None else format_value(value)[:40]
+
+
+def read_resolved_spec(files: RunFiles) -> dict:
+    """spec.resolved.yaml as plain data, read by specc's own YAML reader (bounded in size, depth and aliases):
+    {} when absent or unreadable, since it only fills in what best.json lacks."""
+    from specc.read.document import MAX_BYTES, DocumentError, parse_text
+
+    text = files.text(SPEC, MAX_BYTES)
+    if text is None:
+        return {}
+    try:
+        spec, _ = parse_text(text, files.path(SPEC))
+    except DocumentError as error:
+        first = error.problems[0]
+        files.warn("W308", SPEC, f"not YAML specc reads: {first.message}; left out", first.line)
+        return {}
+    if not isinstance(spec, dict):
+        files.warn("W308", SPEC, "not a mapping of keys to values; left out")
+        return {}
+    return plain(spec)
+
+
+def _goal(kind: str, best: dict, spec: dict) -> tuple[str | None, str | None]:
     """(metric, mode) that picks the best row: best.json's, else the resolved spec's."""
     if best.get("metric"):
         return best["metric"], best.get("mode", "max")
-    spec = resolved_spec(run_dir)
-    section = spec.get("tune") if kind == "tune" else (spec.get("run") or {}).get("checkpoint_score")
-    if isinstance(section, dict) and section.get("metric"):
-        return section["metric"], section.get("mode", "max")
+    run = spec.get("run")
+    section = spec.get("tune") if kind == "tune" else run.get("checkpoint_score") if isinstance(run, dict) else None
+    if isinstance(section, dict) and isinstance(section.get("metric"), str) and section["metric"]:
+        mode = section.get("mode")
+        return section["metric"], mode if mode in ("min", "max") else "max"
     return None, None
-
-
-def resolved_spec(run_dir: str) -> dict:
-    """spec.resolved.yaml as plain data ({} when absent or unreadable: it only fills in what best.json lacks)."""
-    import yaml
-
-    try:
-        with open(os.path.join(run_dir, "spec.resolved.yaml"), encoding="utf-8") as handle:
-            spec = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return {}
-    return spec if isinstance(spec, dict) else {}
 
 
 def _best_row(kind: str, rows: list[dict], best: dict, metric: str | None, mode: str | None) -> int | None:
     """best.json's trial (or epoch) when it names one that is in the table, else the best by the metric."""
-    key, wanted = ("trial_id", best.get("trial_id")) if kind == "tune" else ("epoch", best_metrics(best).get("epoch"))
-    for index, row in enumerate(rows):
-        if wanted is not None and row.get(key) == wanted:
-            return index
+    index = _named_row(kind, rows, best)
+    if index is not None:
+        return index
     if metric is None:
         return len(rows) - 1 if kind == "train" and rows else None
     ranked = _ranked(rows, f"best_{metric}" if kind == "tune" else metric, mode)
     return ranked[0] if ranked else None
+
+
+def _named_row(kind: str, rows: list[dict] | tuple[dict, ...], best: dict) -> int | None:
+    """The index of the row best.json names (its trial_id, or its metrics' epoch), None when it names none."""
+    key, wanted = ("trial_id", best.get("trial_id")) if kind == "tune" else ("epoch", best_metrics(best).get("epoch"))
+    if wanted is None:
+        return None
+    return next((index for index, row in enumerate(rows) if row.get(key) == wanted), None)
+
+
+def disagreements(results: RunResults) -> list[Problem]:
+    """W309 where best.json and results.csv disagree: best.json names a trial (or epoch) results.csv lacks, gives
+    its metric another value, or results.csv ranks another row strictly better. best.json's pick stays the best
+    row (it is what the run kept, with its checkpoint); the warning says both."""
+    noun = "trial" if results.kind == "tune" else "epoch"
+    wanted = results.best.get("trial_id") if results.kind == "tune" else best_metrics(results.best).get("epoch")
+    if wanted is None:
+        return []
+    shown = format_value(wanted)
+    index = _named_row(results.kind, results.rows, results.best)
+    if index is None:
+        return [_disagree(results, f"best.json names {noun} {shown} as the best, but results.csv has no such {noun}")]
+    column, metric = results.goal_column, results.metric
+    if column is None or metric is None:
+        return []
+    found = []
+    in_csv, in_json = results.rows[index].get(column), best_metrics(results.best).get(metric)
+    if is_number(in_csv) and is_number(in_json) and not _same(in_csv, in_json):
+        found.append(
+            f"best.json gives {noun} {shown} {metric} {format_value(in_json, 10)}, "
+            f"but results.csv's {column} is {format_value(in_csv, 10)}"
+        )
+    ranked = _ranked(results.rows, column, results.mode)
+    if ranked and ranked[0] != index and _better(results.rows[ranked[0]].get(column), in_csv, results.mode):
+        top = results.rows[ranked[0]]
+        found.append(
+            f"best.json names {noun} {shown} ({column} {format_value(in_csv, 10)}) as the best, but results.csv "
+            f"has {noun} {format_value(top.get('trial_id' if noun == 'trial' else 'epoch'))} better "
+            f"({format_value(top.get(column), 10)}, mode {results.mode})"
+        )
+    return [_disagree(results, message) for message in found]
+
+
+def _disagree(results: RunResults, message: str) -> Problem:
+    return Problem("W309", printable(message), printable(os.path.join(results.run_dir, BEST)))
+
+
+def _same(a, b) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0)
+
+
+def _better(value, than, mode: str | None) -> bool:
+    if not is_number(than) or math.isnan(than):
+        return True
+    return value > than if mode == "max" else value < than
 
 
 def best_metrics(best: dict) -> dict:
@@ -230,18 +323,19 @@ def format_text(results: RunResults, max_rows: int | None = None) -> str:
     text = f"{_title(results)}\n\n{format_table(results, shown)}"
     if len(shown) < len(results.rows):
         noun = "trials" if results.kind == "tune" else "epochs"
-        everything = f"specc results {shlex.quote(results.run_dir)}"
+        everything = printable(f"specc results {shlex.quote(results.run_dir)}")
         text += f"({len(shown)} of {len(results.rows)} {noun} shown; all of them: {everything})\n"
     return f"{text}\n{format_best(results)}"
 
 
 def _title(results: RunResults) -> str:
     if results.kind == "train":
-        return f"{results.run_dir}: {len(results.rows)} epoch{'s' * (len(results.rows) != 1)}"
-    statuses = [row.get("status") or "unknown" for row in results.rows]
+        return f"{printable(results.run_dir)}: {len(results.rows)} epoch{'s' * (len(results.rows) != 1)}"
+    statuses = [printable(row.get("status") or "unknown") for row in results.rows]
     order = [*STATUS_ORDER, *sorted(set(statuses) - set(STATUS_ORDER))]
     counts = ", ".join(f"{statuses.count(status)} {status}" for status in order if status in statuses)
-    return f"{results.run_dir}: {len(statuses)} trial{'s' * (len(statuses) != 1)}" + (f" ({counts})" if counts else "")
+    title = f"{printable(results.run_dir)}: {len(statuses)} trial{'s' * (len(statuses) != 1)}"
+    return title + (f" ({counts})" if counts else "")
 
 
 def _shown_rows(results: RunResults, max_rows: int | None) -> list[int]:
@@ -282,7 +376,7 @@ def _all_numbers(values) -> bool:
 
 def _headers(results: RunResults) -> list[str]:
     short = dict(zip(results.space, short_names(results.space), strict=True))
-    return [short.get(name, name) for name in results.columns]
+    return [printable(short.get(name, name)) for name in results.columns]
 
 
 def _line(mark: str, cells: list[str], widths: list[int], right: list[bool]) -> str:
@@ -309,9 +403,8 @@ def format_value(value, digits: int = 4) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(format_value(item, digits) for item in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{key}: {format_value(item, digits)}" for key, item in value.items()) + "}"
-    text = str(value)
-    return text if text.isprintable() else repr(text)[1:-1]
+        return "{" + ", ".join(f"{printable(key)}: {format_value(item, digits)}" for key, item in value.items()) + "}"
+    return printable(str(value))
 
 
 def short_names(paths: tuple[str, ...] | list[str]) -> list[str]:
@@ -333,30 +426,31 @@ def format_best(results: RunResults) -> str:
     """The best trial (or epoch): its id, the metric, its config, all its metrics, the checkpoint, and how to
     retrain it from best.yaml."""
     if results.best_row is None:
-        what = f"reported {results.metric}" if results.metric else "finished"
+        what = f"reported {printable(results.metric)}" if results.metric else "finished"
         return f"no best {'trial' if results.kind == 'tune' else 'epoch'}: none {what}\n"
     row = results.rows[results.best_row]
     lines = [_best_headline(results, row)]
-    lines += [f"  {path}: {format_value(value, 6)}" for path, value in best_config(results, row).items()]
+    lines += [f"  {printable(path)}: {format_value(value, 6)}" for path, value in best_config(results, row).items()]
     metrics = best_trial_metrics(results, row)
     if metrics:
-        lines.append("  metrics: " + ", ".join(f"{name} {format_value(value)}" for name, value in metrics.items()))
+        shown = (f"{printable(name)} {format_value(value)}" for name, value in metrics.items())
+        lines.append("  metrics: " + ", ".join(shown))
     if "checkpoint" in results.best:
-        lines.append(f"  checkpoint: {results.best['checkpoint'] or 'none kept'}")
+        lines.append(f"  checkpoint: {format_value(results.best['checkpoint'] or 'none kept')}")
     if results.best_spec:
-        lines.append(f"  retrain it: specc run {shlex.quote(results.best_spec)}")
+        lines.append(printable(f"  retrain it: specc run {shlex.quote(results.best_spec)}"))
     return "".join(line + "\n" for line in lines)
 
 
 def _best_headline(results: RunResults, row: dict) -> str:
     if results.metric is None:
         return f"last epoch: {format_value(row.get('epoch'))} (no run.checkpoint_score: the last epoch is kept)"
-    value = format_value(best_value(results, row))
+    value, metric = format_value(best_value(results, row)), printable(results.metric)
     if results.kind == "train":
-        return f"best epoch: {format_value(row.get('epoch'))}, {results.metric} {value} ({results.mode})"
+        return f"best epoch: {format_value(row.get('epoch'))}, {metric} {value} ({results.mode})"
     epoch = best_metrics(results.best).get("epoch")
     at = f", at epoch {format_value(epoch)}" if epoch is not None else ""
-    return f"best trial: {row.get('trial_id')}, {results.metric} {value} ({results.mode}{at})"
+    return f"best trial: {format_value(row.get('trial_id'))}, {metric} {value} ({results.mode}{at})"
 
 
 def best_value(results: RunResults, row: dict):

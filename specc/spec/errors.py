@@ -99,6 +99,17 @@ CODES: dict[str, tuple[str, str]] = {
         "files of the working directory that do not travel with the job: they look like secrets, or are links out "
         "of it or in a loop",
     ),
+    # W307-W309: reading a finished run's directory (specc results, specc report); the rest of the run is shown
+    "W307": (
+        "run-file-unreadable",
+        "a file of the run directory is left out: not a regular file, too large, not UTF-8, or a link out of the run",
+    ),
+    "W308": (
+        "run-file-malformed",
+        "a file of the run directory is read in part: malformed or cut-off JSON, CSV or YAML, a value of the wrong "
+        "type, or a number that is not finite",
+    ),
+    "W309": ("run-files-disagree", "best.json and results.csv disagree about the best trial (or epoch) or its metric"),
 }
 
 
