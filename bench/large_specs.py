@@ -127,9 +127,9 @@ def main() -> int:
             size = sum(len(text.encode()) for text in files.values())
             found = api.check_file(spec).problems
             problems = f"{len(found)} {','.join(sorted({p.code for p in found}))}"
-            seconds = timed(lambda: api.check_file(spec), args.repeat)
+            seconds = timed(lambda spec=spec: api.check_file(spec), args.repeat)
             texts = list(files.values())
-            baseline = timed(lambda: [yaml.load(text, Loader=yaml.CSafeLoader) for text in texts], args.repeat)
+            baseline = timed(lambda texts=texts: [yaml.load(t, Loader=yaml.CSafeLoader) for t in texts], args.repeat)
         worst = max(worst, seconds)
         print(
             f"{name:33} {size / 1024:8.0f}K {problems:>14} {seconds:7.2f}s {baseline:7.2f}s "
