@@ -143,7 +143,7 @@ def _shape_sentence(plan: Plan) -> str:
 
 def _imports(plan: Plan) -> list[str]:
     """The script's imports, grouped and sorted as isort (ruff's I rules) wants them."""
-    modules = {"argparse", "json", "logging", "os", "socket", "tempfile", "numpy as np", "pyarrow.fs", "ray"}
+    modules = {"argparse", "json", "logging", "math", "os", "socket", "tempfile", "numpy as np", "pyarrow.fs", "ray"}
     torch = plan.experiment.framework == "torch"
     if not torch:
         modules |= tensorflow_modules(plan)
