@@ -69,9 +69,11 @@ CODES: dict[str, tuple[str, str]] = {
         "the job's working directory cannot travel to the cluster: too large for Ray, or it does not hold the spec",
     ),
     "E404": ("job-failed", "a submitted Ray Job failed, was stopped, or could not be submitted or found"),
+    "E415": ("diverged", "training diverged: a loss became NaN or infinite (in a search: in every trial)"),
     # W3xx: likely mistakes that do not stop a run
     "W301": ("suspicious-mode", "optimising a loss upwards or an accuracy downwards"),
     "W302": ("not-installed-here", "a searcher or tracker whose package is not installed where the spec is checked"),
+    "W310": ("trials-diverged", "some trials of a search diverged (a NaN or infinite loss) and were stopped"),
 }
 
 

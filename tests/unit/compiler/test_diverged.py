@@ -1,5 +1,5 @@
 """Diverged training (issue 15, class 6): the compiled loops stop at the first NaN or infinite loss after
-reporting it, and the scripts' results say `diverged` in strict JSON.
+reporting it, the scripts' results say `diverged` in strict JSON, and specc run turns that into E415 or W310.
 The scripts' functions are called directly with Ray's session replaced by a recorder: no Ray is started."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from specc import api
+from specc.execute.run import diverged_problems
 from tests.conftest import ROOT
 
 SPEC = """\
@@ -180,6 +181,31 @@ def test_a_search_whose_every_trial_diverged_has_no_best(write_spec, tmp_path):
     assert (best["status"], best["trial_id"], best["metrics"]) == ("diverged", None, {})
     assert [d["trial_id"] for d in summary["diverged"]] == ["a", "b"]
     assert not (tmp_path / "best.yaml").exists()  # no trial to retrain
+
+
+def test_a_diverged_run_is_e415_with_the_fields_that_tame_it(write_spec):
+    experiment = api.load(write_spec(SPEC.format(framework="torch", workers=2)))
+    summary = {"status": "diverged", "diverged": {"epoch": 3, "metric": "train_loss"}}
+
+    (problem,) = diverged_problems(experiment, summary, "boom.yaml")
+
+    assert str(problem) == "boom.yaml: error[E415]: boom diverged: train_loss is NaN or infinite at epoch 3"
+    assert problem.hint == (
+        "lower the learning rate (training.optimizer.lr, now 1e+12) or clip gradients (training.grad_clip_norm, e.g. 1.0)"
+    )
+    assert diverged_problems(experiment, {"status": "completed", "diverged": None}, "boom.yaml") == ()
+
+
+def test_a_search_with_diverged_trials_warns_and_one_with_only_those_fails(write_spec):
+    experiment = api.load(write_spec(SPEC.format(framework="torch", workers=1) + SEARCH))
+    trials = [{"trial_id": "a", "epoch": 1, "metric": "train_loss"}]
+
+    (warning,) = diverged_problems(experiment, {"status": "completed", "diverged": trials}, "boom.yaml")
+    (error,) = diverged_problems(experiment, {"status": "diverged", "diverged": trials}, "boom.yaml")
+
+    assert warning.code == "W310" and "a (train_loss at epoch 1)" in warning.message
+    assert error.code == "E415" and "every trial" in error.message
+    assert "training.optimizer.lr, searched in tune.space" in error.hint
 
 
 def test_every_golden_stops_at_a_diverged_loss():
