@@ -191,7 +191,8 @@ def test_a_diverged_run_is_e415_with_the_fields_that_tame_it(write_spec):
 
     assert str(problem) == "boom.yaml: error[E415]: boom diverged: train_loss is NaN or infinite at epoch 3"
     assert problem.hint == (
-        "lower the learning rate (training.optimizer.lr, now 1e+12) or clip gradients (training.grad_clip_norm, e.g. 1.0)"
+        "lower the learning rate (training.optimizer.lr, now 1e+12) "
+        "or clip gradients (training.grad_clip_norm, e.g. 1.0)"
     )
     assert diverged_problems(experiment, {"status": "completed", "diverged": None}, "boom.yaml") == ()
 
@@ -206,6 +207,16 @@ def test_a_search_with_diverged_trials_warns_and_one_with_only_those_fails(write
     assert warning.code == "W310" and "a (train_loss at epoch 1)" in warning.message
     assert error.code == "E415" and "every trial" in error.message
     assert "training.optimizer.lr, searched in tune.space" in error.hint
+
+
+@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
+@pytest.mark.parametrize("workers", [0, 1, 2])
+@pytest.mark.parametrize("search", [False, True], ids=["train", "tune"])
+def test_every_shape_checks_each_epoch_loss(write_spec, framework, workers, search):
+    """Local mode, lean trials, Train workers and trials that drive a Trainer all run the same loop."""
+    source = api.compile(api.load(write_spec(SPEC.format(framework=framework, workers=workers) + SEARCH * search)))
+    assert "diverging = diverged(metrics)" in source and "not diverging and" in source
+    assert ("self.model.stop_training = True" if framework == "tensorflow" else "            break") in source
 
 
 def test_every_golden_stops_at_a_diverged_loss():
