@@ -357,15 +357,20 @@ def cmd_run(args) -> int:
         print(
             f"{experiment.run.name}: {result.metrics}\nrun directory: {result.run_dir}\ncheckpoint: {result.checkpoint}"
         )
-        return Exit.OK
-    from specc.results.run_dir import format_text, read_run
-    from specc.results.summary import summary
+    else:
+        from specc.results.run_dir import format_text, read_run
+        from specc.results.summary import summary
 
-    results = read_run(result.run_dir)
-    if experiment.tune is not None and not args.quiet:
-        sys.stdout.write("\n" + format_text(results, max_rows=20))
-    sys.stdout.write("\n" + summary(results, seconds, _color(sys.stdout)))
-    return Exit.OK
+        results = read_run(result.run_dir)
+        if experiment.tune is not None and not args.quiet:
+            sys.stdout.write("\n" + format_text(results, max_rows=20))
+        sys.stdout.write("\n" + summary(results, seconds, _color(sys.stdout)))
+    if result.problems:  # a diverged run (E415, exit 1) or a search's diverged trials (W310)
+        from specc.output import text
+
+        sys.stdout.flush()
+        sys.stderr.write(text(list(result.problems), _color(sys.stderr)))
+    return Exit.PROBLEMS if result.status == "diverged" else Exit.OK
 
 
 def cmd_submit(args) -> int:

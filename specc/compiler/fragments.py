@@ -144,7 +144,7 @@ def _shape_sentence(plan: Plan) -> str:
 
 def _imports(plan: Plan) -> list[str]:
     """The script's imports, grouped and sorted as isort (ruff's I rules) wants them."""
-    modules = {"argparse", "fcntl", "json", "logging", "os", "socket", "sys", "tempfile", "time", "numpy as np"}
+    modules = {"argparse", "fcntl", "json", "logging", "math", "os", "socket", "sys", "tempfile", "time", "numpy as np"}
     modules |= {"pyarrow.fs", "ray"}
     torch = plan.experiment.framework == "torch"
     if not torch:

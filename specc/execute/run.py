@@ -18,11 +18,14 @@ from specc.spec.errors import Problem, SpecError
 
 @dataclass
 class RunResult:
-    """What a finished run left: its directory, the best epoch's metrics and checkpoint."""
+    """What a finished run left: its directory, the best epoch's metrics and checkpoint, its status and what to
+    tell about it: E415 when it diverged (every trial, in a search), W310 for a search's diverged trials."""
 
     run_dir: str
     metrics: dict = field(default_factory=dict)
     checkpoint: str | None = None
+    status: str = "completed"  # or "diverged": a loss became NaN or infinite and training stopped
+    problems: tuple[Problem, ...] = ()
 
 
 def run(
@@ -69,7 +72,40 @@ def run(
             import ray
 
             ray.shutdown()
-    return RunResult(summary["run_dir"], summary["metrics"], summary["checkpoint"])
+    status = summary.get("status", "completed")
+    problems = diverged_problems(experiment, summary, spec_file)
+    return RunResult(summary["run_dir"], summary["metrics"], summary["checkpoint"], status, problems)
+
+
+def diverged_problems(experiment: Experiment, summary: dict, spec_file: str | None) -> tuple[Problem, ...]:
+    """E415 for a run that diverged (a search: when every trial did), W310 naming a search's diverged trials;
+    each with the spec fields that tame a diverging loss."""
+    where = summary.get("diverged")
+    if not where:
+        return ()
+    hint = _taming_hint(experiment)
+    if experiment.tune is None:
+        message = f"{experiment.name} diverged: {where['metric']} is NaN or infinite at epoch {where['epoch']}"
+        return (Problem("E415", message, spec_file, hint=hint),)
+    trials = ", ".join(f"{d['trial_id']} ({d['metric']} at epoch {d['epoch']})" for d in where)
+    if summary.get("status") == "diverged":
+        message = f"{experiment.name} diverged: every trial's loss became NaN or infinite: {trials}"
+        return (Problem("E415", message, spec_file, hint=hint),)
+    message = f"{len(where)} trial(s) diverged (a NaN or infinite loss) and stopped: {trials}; the best is another"
+    return (Problem("W310", message, spec_file, hint=hint),)
+
+
+def _taming_hint(experiment: Experiment) -> str:
+    """The spec fields that tame a diverging loss, with their values (or where the search samples them)."""
+    searched = experiment.tune.space if experiment.tune else {}
+    training = experiment.training
+    lr = "searched in tune.space" if "training.optimizer.lr" in searched else f"now {training.optimizer.lr:g}"
+    hint = f"lower the learning rate (training.optimizer.lr, {lr})"
+    if "training.grad_clip_norm" in searched:
+        return f"{hint} or clip gradients harder (training.grad_clip_norm, searched in tune.space)"
+    if training.grad_clip_norm is None:
+        return f"{hint} or clip gradients (training.grad_clip_norm, e.g. 1.0)"
+    return f"{hint} or clip gradients harder (training.grad_clip_norm, now {training.grad_clip_norm:g})"
 
 
 def _check_installed(experiment: Experiment) -> None:

@@ -160,6 +160,9 @@ def _headline(results: RunResults) -> str:
     else:
         count = len(results.rows)
         what = f"Ray Train run · {count} epoch{'s' * (count != 1)}"
+        where = results.best.get("diverged")
+        if isinstance(where, dict):  # a loss became NaN or infinite: training stopped at that epoch
+            what += f' <span class="chip diverged">diverged at epoch {html.escape(str(where.get("epoch")))}</span>'
     goal = (
         f" · best by <b>{html.escape(results.metric)}</b> ({html.escape(results.mode or 'max')})"
         if results.metric
@@ -185,8 +188,9 @@ def _best_block(results: RunResults) -> str:
     noun = "trial" if results.kind == "tune" else "epoch"
     title = f"The best {noun}" if results.metric or results.kind == "tune" else "The epoch kept"
     if results.best_row is None:
-        what = html.escape(results.metric or "a metric")
-        return f'<section class="best"><p>No best {noun}: none reported {what}.</p></section>'
+        what = f"reported {html.escape(results.metric or 'a metric')}"
+        what = "stayed finite: the run diverged" if results.best.get("status") == "diverged" else what
+        return f'<section class="best"><p>No best {noun}: none {what}.</p></section>'
     row = results.rows[results.best_row]
     cards = []
     if results.kind == "tune":

@@ -227,6 +227,8 @@ def _best_row(kind: str, rows: list[dict], best: dict, metric: str | None, mode:
     index = _named_row(kind, rows, best)
     if index is not None:
         return index
+    if best.get("status") == "diverged":  # no epoch (or trial) before the loss became NaN: there is no best
+        return None
     if metric is None:
         return len(rows) - 1 if kind == "train" and rows else None
     ranked = _ranked(rows, f"best_{metric}" if kind == "tune" else metric, mode)
@@ -330,7 +332,10 @@ def format_text(results: RunResults, max_rows: int | None = None) -> str:
 
 def _title(results: RunResults) -> str:
     if results.kind == "train":
-        return f"{printable(results.run_dir)}: {len(results.rows)} epoch{'s' * (len(results.rows) != 1)}"
+        where = results.best.get("diverged")
+        diverged = f" (diverged at epoch {printable(str(where.get('epoch')))})" if isinstance(where, dict) else ""
+        rows = len(results.rows)
+        return f"{printable(results.run_dir)}: {rows} epoch{'s' * (rows != 1)}{diverged}"
     statuses = [printable(row.get("status") or "unknown") for row in results.rows]
     order = [*STATUS_ORDER, *sorted(set(statuses) - set(STATUS_ORDER))]
     counts = ", ".join(f"{statuses.count(status)} {status}" for status in order if status in statuses)
@@ -427,6 +432,7 @@ def format_best(results: RunResults) -> str:
     retrain it from best.yaml."""
     if results.best_row is None:
         what = f"reported {printable(results.metric)}" if results.metric else "finished"
+        what = "stayed finite: the run diverged" if results.best.get("status") == "diverged" else what
         return f"no best {'trial' if results.kind == 'tune' else 'epoch'}: none {what}\n"
     row = results.rows[results.best_row]
     lines = [_best_headline(results, row)]

@@ -13,8 +13,13 @@ ARTEFACTS = ("results.csv", "best.json", "best.yaml", "script.py", "spec.resolve
 def summary(results: RunResults, seconds: float, color: bool = False) -> str:
     bold = (lambda text: f"\033[1m{text}\033[0m") if color else (lambda text: text)
     name = os.path.basename(results.run_dir.rstrip("/"))
-    lines = [bold(f"{name}: done in {seconds:.1f} s"), ""]
     best = results.best
+    # diverged: a loss became NaN or infinite (in a search: in every trial)
+    ended = "diverged after" if best.get("status") == "diverged" else "done in"
+    lines = [bold(f"{name}: {ended} {seconds:.1f} s"), ""]
+    where = best.get("diverged")
+    if isinstance(where, dict):  # a training run: the epoch it stopped at
+        lines.append(f"  diverged    at epoch {where.get('epoch')}: {where.get('metric')} is NaN or infinite")
     metrics = {key: value for key, value in (best.get("metrics") or {}).items() if key != "epoch"}
     shown = ", ".join(f"{key} {_number(value)}" for key, value in metrics.items())
     if results.kind == "tune":
@@ -63,4 +68,7 @@ def _names(directory: str) -> list[str]:
 
 
 def _number(value) -> str:
+    """A metric as the screen shows it; `-` for one best.json holds as null (NaN or infinite)."""
+    if value is None:
+        return "-"
     return f"{value:.4g}" if isinstance(value, float) else str(value)

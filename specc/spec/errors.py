@@ -88,6 +88,7 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "E404": ("job-failed", "a submitted Ray Job failed, was stopped, or could not be submitted or found"),
     "E411": ("checkpoint-unreadable", "resuming, no checkpoint of the run can be read (each is named)"),
+    "E415": ("diverged", "training diverged: a loss became NaN or infinite (in a search: in every trial)"),
     # W3xx: likely mistakes that do not stop a run
     "W301": ("suspicious-mode", "optimising a loss upwards or an accuracy downwards"),
     "W302": (
@@ -110,6 +111,7 @@ CODES: dict[str, tuple[str, str]] = {
         "type, or a number that is not finite",
     ),
     "W309": ("run-files-disagree", "best.json and results.csv disagree about the best trial (or epoch) or its metric"),
+    "W310": ("trials-diverged", "some trials of a search diverged (a NaN or infinite loss) and were stopped"),
 }
 
 

@@ -17,6 +17,7 @@ import csv
 import fcntl
 import json
 import logging
+import math
 import os
 import socket
 import sys
@@ -250,6 +251,12 @@ def train_func(config):
     return history if rank == 0 else None
 
 
+def diverged(metrics):
+    """The epoch's loss that is NaN or infinite, if one is: training has diverged, and no later epoch recovers
+    from NaN weights."""
+    return next((name for name in ("train_loss", "val_loss") if not math.isfinite(metrics.get(name, 0.0))), None)
+
+
 def use_cpus():
     """TensorFlow's thread pools sized to this process's CPUs, which Ray passes as OMP_NUM_THREADS (the only
     thread setting it makes). They are fixed once TensorFlow runs: a reused Tune trial process keeps its own."""
@@ -276,16 +283,19 @@ class ReportEpoch(keras.callbacks.Callback):
         metrics = {"epoch": epoch, "train_loss": float(logs["loss"])}
         metrics.update({name: float(value) for name, value in logs.items() if name.startswith("val_")})
         self.history.append(metrics)
+        diverging = diverged(metrics)
         every, last = self.training["checkpoint_every"], epoch == self.training["epochs"] - 1
         with tempfile.TemporaryDirectory() as directory:
             checkpoint = None
-            if (every and (epoch + 1) % every == 0) or last:
+            if not diverging and ((every and (epoch + 1) % every == 0) or last):
                 # The .keras zip format named outright: tf_keras infers HDF5 for later saves made off the main thread.
                 self.model.save(os.path.join(directory, "model.keras"), save_format="keras_v3")
                 with open(os.path.join(directory, "state.json"), "w", encoding="utf-8") as out:
                     json.dump({"epoch": epoch, "history": self.history}, out)
                 checkpoint = ray.train.Checkpoint.from_directory(directory) if self.rank == 0 else None
             ray.train.report(metrics, checkpoint=checkpoint)
+        if diverging:  # reported first, so that the run's results show the epoch
+            self.model.stop_training = True
 
 
 def read_state(directory):
@@ -358,7 +368,9 @@ class Tracking(ray.train.UserCallback):
             if new:
                 writer.writeheader()
             writer.writerow(metrics)
-        if step >= self.config["training"]["epochs"]:
+        if diverged(metrics):  # a NaN or infinite loss: the run stops at this epoch
+            self.close(failed=True)
+        elif step >= self.config["training"]["epochs"]:
             self.close(failed=False)
 
     def open(self):
@@ -397,6 +409,12 @@ def main(argv=None, artefacts=None, echo=True):
         print(f"{RUN_NAME}: {summary['metrics']}")
         print(f"run directory: {run_dir}")
         print(f"checkpoint: {summary['checkpoint']}")
+        if summary["diverged"]:  # exit status 1
+            where = summary["diverged"]
+            raise SystemExit(
+                f"{RUN_NAME} diverged: {where['metric']} is NaN or infinite at epoch {where['epoch']}; lower the "
+                "learning rate (training.optimizer.lr) or clip gradients (training.grad_clip_norm)"
+            )
     return summary
 
 
@@ -412,20 +430,42 @@ def fit(trainer):
 
 
 def write_results(run_dir, result):
-    """results.csv (one row per epoch) and best.json (its metrics and checkpoint) in the run directory."""
+    """results.csv (one row per epoch) and best.json (its status, best epoch's metrics and checkpoint) in the run
+    directory. A run that diverged stopped at its first NaN or infinite loss: its best epoch is one before that."""
     if result.error:
         raise result.error
     history = result.return_value or []
+    loss = diverged(history[-1]) if history else None
+    finite = history[:-1] if loss else history
     # Ray Train's local mode (num_workers=0) keeps no checkpoints: result.path is None there.
     persisted = result.path is not None and result.best_checkpoints
     metric, mode = "val_mae", "min"
-    best = (max if mode == "max" else min)(history, key=lambda row: row[metric], default={})
+    best = (max if mode == "max" else min)(finite, key=lambda row: row[metric], default={})
     checkpoint = result.get_best_checkpoint(metric, mode) if persisted else None
     columns = list(history[0]) if history else []
     rows = [",".join(columns)] + [",".join(repr(row[name]) for name in columns) for row in history]
-    summary = {"metrics": best, "checkpoint": checkpoint.path if checkpoint else None, "run_dir": run_dir}
-    write_files(run_dir, {"results.csv": "\n".join(rows) + "\n", "best.json": json.dumps(summary, indent=2) + "\n"})
+    summary = {
+        "status": "diverged" if loss else "completed",
+        "diverged": {"epoch": history[-1]["epoch"], "metric": loss} if loss else None,
+        "metrics": best,
+        "checkpoint": checkpoint.path if checkpoint else None,
+        "run_dir": run_dir,
+    }
+    write_files(run_dir, {"results.csv": "\n".join(rows) + "\n", "best.json": strict_json(summary)})
     return summary
+
+
+def strict_json(value):
+    """JSON text with NaN and infinities as null (json.dumps alone writes a bare NaN, which is not JSON)."""
+    return json.dumps(nulled(value), indent=2, allow_nan=False) + "\n"
+
+
+def nulled(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: nulled(item) for key, item in value.items()}
+    return [nulled(item) for item in value] if isinstance(value, list) else value
 
 
 # Run plumbing: the script's own command line, its run directory, and Ray started or joined for it.

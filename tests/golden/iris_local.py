@@ -16,6 +16,7 @@ import argparse
 import fcntl
 import json
 import logging
+import math
 import os
 import socket
 import sys
@@ -185,10 +186,19 @@ def train_func(config):
         metrics = {"epoch": epoch, "train_loss": train_loss, **evaluate(model, loss_fn, val_loader, device)}
         lr_schedule.step()
         history.append(metrics)
+        diverging = diverged(metrics)  # the same on every worker: the losses are added up across them
         every, last = training["checkpoint_every"], epoch == training["epochs"] - 1
-        save = rank == 0 and ((every and (epoch + 1) % every == 0) or last)
+        save = rank == 0 and not diverging and ((every and (epoch + 1) % every == 0) or last)
         report(metrics, history, model, optimizer, lr_schedule, epoch, save)
+        if diverging:  # reported first, so that the run's results show the epoch
+            break
     return history if rank == 0 else None
+
+
+def diverged(metrics):
+    """The epoch's loss that is NaN or infinite, if one is: training has diverged, and no later epoch recovers
+    from NaN weights."""
+    return next((name for name in ("train_loss", "val_loss") if not math.isfinite(metrics.get(name, 0.0))), None)
 
 
 def train_one_epoch(model, optimizer, loss_fn, batches, training, device):
@@ -311,23 +321,51 @@ def main(argv=None, artefacts=None, echo=True):
         print(f"{RUN_NAME}: {summary['metrics']}")
         print(f"run directory: {run_dir}")
         print(f"checkpoint: {summary['checkpoint']}")
+        if summary["diverged"]:  # exit status 1
+            where = summary["diverged"]
+            raise SystemExit(
+                f"{RUN_NAME} diverged: {where['metric']} is NaN or infinite at epoch {where['epoch']}; lower the "
+                "learning rate (training.optimizer.lr) or clip gradients (training.grad_clip_norm)"
+            )
     return summary
 
 
 def write_results(run_dir, result):
-    """results.csv (one row per epoch) and best.json (its metrics and checkpoint) in the run directory."""
+    """results.csv (one row per epoch) and best.json (its status, best epoch's metrics and checkpoint) in the run
+    directory. A run that diverged stopped at its first NaN or infinite loss: its best epoch is one before that."""
     if result.error:
         raise result.error
     history = result.return_value or []
+    loss = diverged(history[-1]) if history else None
+    finite = history[:-1] if loss else history
     # Ray Train's local mode (num_workers=0) keeps no checkpoints: result.path is None there.
     persisted = result.path is not None and result.best_checkpoints
-    best = history[-1] if history else {}
+    best = finite[-1] if finite else {}
     checkpoint = result.checkpoint if persisted else None
     columns = list(history[0]) if history else []
     rows = [",".join(columns)] + [",".join(repr(row[name]) for name in columns) for row in history]
-    summary = {"metrics": best, "checkpoint": checkpoint.path if checkpoint else None, "run_dir": run_dir}
-    write_files(run_dir, {"results.csv": "\n".join(rows) + "\n", "best.json": json.dumps(summary, indent=2) + "\n"})
+    summary = {
+        "status": "diverged" if loss else "completed",
+        "diverged": {"epoch": history[-1]["epoch"], "metric": loss} if loss else None,
+        "metrics": best,
+        "checkpoint": checkpoint.path if checkpoint else None,
+        "run_dir": run_dir,
+    }
+    write_files(run_dir, {"results.csv": "\n".join(rows) + "\n", "best.json": strict_json(summary)})
     return summary
+
+
+def strict_json(value):
+    """JSON text with NaN and infinities as null (json.dumps alone writes a bare NaN, which is not JSON)."""
+    return json.dumps(nulled(value), indent=2, allow_nan=False) + "\n"
+
+
+def nulled(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: nulled(item) for key, item in value.items()}
+    return [nulled(item) for item in value] if isinstance(value, list) else value
 
 
 # Run plumbing: the script's own command line, its run directory, and Ray started or joined for it.

@@ -19,6 +19,7 @@ import fcntl
 import io
 import json
 import logging
+import math
 import os
 import socket
 import sys
@@ -187,10 +188,19 @@ def train_func(config):
         metrics = {"epoch": epoch, "train_loss": train_loss, **evaluate(model, loss_fn, val_loader, device)}
         lr_schedule.step()
         history.append(metrics)
+        diverging = diverged(metrics)  # the same on every worker: the losses are added up across them
         every, last = training["checkpoint_every"], epoch == training["epochs"] - 1
-        save = rank == 0 and ((every and (epoch + 1) % every == 0) or last)
+        save = rank == 0 and not diverging and ((every and (epoch + 1) % every == 0) or last)
         report(metrics, history, model, optimizer, lr_schedule, epoch, save)
+        if diverging:  # reported first, so that the run's results show the epoch
+            break
     return history if rank == 0 else None
+
+
+def diverged(metrics):
+    """The epoch's loss that is NaN or infinite, if one is: training has diverged, and no later epoch recovers
+    from NaN weights."""
+    return next((name for name in ("train_loss", "val_loss") if not math.isfinite(metrics.get(name, 0.0))), None)
 
 
 def train_one_epoch(model, optimizer, loss_fn, batches, training, device):
@@ -415,15 +425,24 @@ def main(argv=None, artefacts=None, echo=True):
             ray.shutdown()
         release(lock)
     if echo:
-        print(f"{RUN_NAME}: best trial {summary['trial_id']}: {summary['metrics']}")
-        print(f"config: {summary['config']}")
+        if summary["trial_id"]:
+            print(f"{RUN_NAME}: best trial {summary['trial_id']}: {summary['metrics']}")
+            print(f"config: {summary['config']}")
         print(f"run directory: {run_dir}")
         print(f"checkpoint: {summary['checkpoint']}")
+        if summary["diverged"]:
+            print(f"diverged (NaN or infinite loss): {', '.join(d['trial_id'] for d in summary['diverged'])}")
+        if summary["status"] == "diverged":  # exit status 1
+            raise SystemExit(
+                f"{RUN_NAME} diverged: every trial's loss became NaN or infinite; lower the learning rate "
+                "(training.optimizer.lr) or clip gradients (training.grad_clip_norm)"
+            )
     return summary
 
 
 def write_results(run_dir, results, config):
-    """results.csv (one row per trial), best.json and best.yaml (the best trial as a spec of its own)."""
+    """results.csv (one row per trial), best.json and best.yaml (the best trial as a spec of its own). The best
+    trial is one whose loss stayed finite; a search whose every trial diverged has none (status diverged)."""
     trials = list(results)
     for result in trials:
         if result.error:
@@ -432,31 +451,61 @@ def write_results(run_dir, results, config):
     if all(result.error for result in trials):
         write_files(run_dir, {"results.csv": csv_text(rows)})
         raise trials[0].error
-    best = results.get_best_result(METRIC, MODE, scope="all")
+    diverging = [
+        {"trial_id": row["trial_id"], "epoch": result.metrics["epoch"], "metric": diverged(result.metrics)}
+        for row, result in zip(rows, trials, strict=True)
+        if row["status"] == "diverged"
+    ]
+    goal = f"best_{METRIC}"
+    ranked = [
+        (row[goal], result)
+        for row, result in zip(rows, trials, strict=True)
+        if row["status"] != "diverged" and row[goal] is not None and math.isfinite(row[goal])
+    ]
+    if not ranked:  # no trial's loss stayed finite: there is no best trial
+        summary = {
+            "status": "diverged",
+            "trial_id": None,
+            "metric": METRIC,
+            "mode": MODE,
+            "config": {},
+            "metrics": {},
+            "checkpoint": None,
+            "diverged": diverging,
+            "run_dir": run_dir,
+        }
+        write_files(run_dir, {"results.csv": csv_text(rows), "best.json": strict_json(summary)})
+        return summary
+    best = (max if MODE == "max" else min)(ranked, key=lambda pair: pair[0])[1]
     history = best.metrics_dataframe
     best_epoch = history.loc[history[METRIC].idxmax() if MODE == "max" else history[METRIC].idxmin()]
     sample = {path: plain(best.config[path]) for path in search_space()}  # searchers may suggest numpy numbers
     summary = {
+        "status": "completed",
         "trial_id": trial_id(best),
         "metric": METRIC,
         "mode": MODE,
         "config": sample,
         "metrics": {name: plain(best_epoch[name]) for name in REPORTED if name in best_epoch},
         "checkpoint": best_checkpoint(best),
+        "diverged": diverging,
         "run_dir": run_dir,
     }
-    files = {"results.csv": csv_text(rows), "best.json": json.dumps(summary, indent=2) + "\n"}
+    files = {"results.csv": csv_text(rows), "best.json": strict_json(summary)}
     write_files(run_dir, {**files, "best.yaml": best_spec(config, summary)})
     return summary
 
 
 def trial_row(result, epochs):
-    """A trial in results.csv: status, epochs run, sampled values, best and last metrics."""
+    """A trial in results.csv: status (diverged: it stopped at a NaN or infinite loss), epochs run, sampled values,
+    best and last metrics."""
     metrics, history = result.metrics or {}, result.metrics_dataframe
     ran = metrics.get("epoch", -1) + 1
     values = history[METRIC] if history is not None and METRIC in history else None
     best = None if values is None or values.empty else plain(values.max() if MODE == "max" else values.min())
-    status = "error" if result.error else "completed" if ran >= epochs else "stopped"
+    status = (
+        "error" if result.error else "diverged" if diverged(metrics) else "completed" if ran >= epochs else "stopped"
+    )
     row = {"trial_id": trial_id(result), "status": status, "epochs": ran}
     row.update({path: plain(result.config.get(path)) for path in search_space()})
     row[f"best_{METRIC}"] = best
@@ -511,6 +560,19 @@ def best_spec(config, summary):
 def plain(value):
     """A pandas/numpy number as a plain Python one (for JSON and YAML)."""
     return value.item() if hasattr(value, "item") else value
+
+
+def strict_json(value):
+    """JSON text with NaN and infinities as null (json.dumps alone writes a bare NaN, which is not JSON)."""
+    return json.dumps(nulled(value), indent=2, allow_nan=False) + "\n"
+
+
+def nulled(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: nulled(item) for key, item in value.items()}
+    return [nulled(item) for item in value] if isinstance(value, list) else value
 
 
 # Run plumbing: the script's own command line, its run directory, and Ray started or joined for it.
