@@ -56,7 +56,7 @@ STDLIB = {
     "socket",
     "sys",
 }
-STDLIB |= {"fcntl", "tempfile", "time", "zipfile"}
+STDLIB |= {"contextlib", "fcntl", "tempfile", "time", "zipfile"}
 # run.resume -> Tuner.restore's arguments (never: check_resumable refuses before Tune is asked)
 RESTORE = {
     "auto": "resume_unfinished=True, resume_errored=True",
@@ -144,7 +144,20 @@ def _shape_sentence(plan: Plan) -> str:
 
 def _imports(plan: Plan) -> list[str]:
     """The script's imports, grouped and sorted as isort (ruff's I rules) wants them."""
-    modules = {"argparse", "fcntl", "json", "logging", "math", "os", "socket", "sys", "tempfile", "time", "numpy as np"}
+    modules = {
+        "argparse",
+        "contextlib",
+        "fcntl",
+        "json",
+        "logging",
+        "math",
+        "os",
+        "socket",
+        "sys",
+        "tempfile",
+        "time",
+        "numpy as np",
+    }
     modules |= {"pyarrow.fs", "ray"}
     torch = plan.experiment.framework == "torch"
     if not torch:

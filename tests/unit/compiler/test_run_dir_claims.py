@@ -53,7 +53,10 @@ def test_a_claim_writes_who_holds_the_run_directory_and_release_removes_it(train
     holder = json.loads((run_dir / ".specc.lock").read_text())
     assert holder["pid"] == os.getpid() and holder["host"] == socket.gethostname() and holder["started"]
     train.release(lock)
-    assert os.listdir(run_dir) == []
+    assert not run_dir.exists()  # nothing else was written: no empty run directory is left behind
+    (run_dir / "checkpoint_0").mkdir(parents=True)
+    train.release(train.claim(str(run_dir)))
+    assert os.listdir(run_dir) == ["checkpoint_0"]  # a run's files stay, the lock goes
 
 
 def test_a_held_run_directory_is_refused_naming_its_holder(train, tmp_path):
