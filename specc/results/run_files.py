@@ -24,21 +24,12 @@ import json
 import math
 import os
 
-from specc.spec.errors import Problem
+from specc.spec.errors import Problem, printable
 
 TABLE_BYTES = 64 << 20  # results.csv, a trial's result.json or progress.csv: a long search's, with room to spare
 SMALL_BYTES = 4 << 20  # best.json: one trial's config and metrics
 MAX_DEPTH = 64  # nesting of a JSON value: a config or a metric is a few levels deep
 BOM = "\ufeff"
-
-
-def printable(text: str) -> str:
-    """`text` with every character a terminal could act on (escape sequences, line ends, bidi controls) written
-    as Python writes it in a string literal, `\\x1b`; other text as it is."""
-    text = str(text)
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 class RunFiles:

@@ -10,7 +10,6 @@ Codes are stable: tools and users match on them. docs/problems.md documents ever
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, fields
 
 # code -> (name, one-line meaning). Never renumber; retire a code by leaving it here, unused.
@@ -115,16 +114,18 @@ CODES: dict[str, tuple[str, str]] = {
 }
 
 
-# Characters that a terminal or a CI log acts on rather than shows: C0/C1 controls (escape sequences, newlines that
-# would start a forged `::error` line) and the bidirectional overrides that reorder what a reviewer reads.
-_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+def printable(text: str) -> str:
+    """`text` with every character a terminal or a CI log could act on rather than show (escape sequences, line
+    ends that would start a forged `::error` line, the bidirectional controls that reorder what a reviewer reads)
+    written as Python writes it in a string literal, `\\x1b`; other text as it is."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
 EXCERPT = 40  # characters of a document's own text that a problem may quote
 MAX_PATH = 160  # characters of a key path a problem shows
-
-
-def printable(text: str) -> str:
-    """`text` with every character a terminal would act on written as an escape (\\x1b, \\n, \\u202e)."""
-    return _UNSHOWABLE.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
 
 
 def excerpt(value: object, limit: int = EXCERPT) -> str:
@@ -158,7 +159,7 @@ class Problem:
         log; a key path longer than anyone writes is cut short."""
         for item in fields(self):
             value = getattr(self, item.name)
-            if isinstance(value, str) and _UNSHOWABLE.search(value):
+            if isinstance(value, str) and not value.isprintable():
                 object.__setattr__(self, item.name, printable(value))
         if len(self.path) > MAX_PATH:
             object.__setattr__(self, "path", self.path[:MAX_PATH] + "...")
