@@ -100,6 +100,7 @@ def train_loop(config):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--storage-path", default=os.path.abspath("./runs"))
+    parser.add_argument("--epochs", type=int, default=5)
     args = parser.parse_args()
 
     ray.init(include_dashboard=False)
@@ -108,7 +109,7 @@ def main():
     # 5. Train data-parallel with a TorchTrainer.
     trainer = ray.train.torch.TorchTrainer(
         train_loop_per_worker=train_loop,
-        train_loop_config={"batch_size": 64, "lr": 0.1, "momentum": 0.9, "epochs": 5},
+        train_loop_config={"batch_size": 64, "lr": 0.1, "momentum": 0.9, "epochs": args.epochs},
         scaling_config=scaling_config,
         run_config=ray.train.RunConfig(
             name="digits-mlp-handwritten",

@@ -39,7 +39,10 @@ class LocalCluster:
         self.root.mkdir(parents=True, exist_ok=True)
         self.cpus = cpus_per_node
         self.gcs_port, self.dashboard_port, self.client_port = free_port(), free_port(), free_port()
-        self.env = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}
+        # Without RAY_ADDRESS, and without the Train poll interval an in-process run of this session may have set
+        # (the compiled make_trainer sets it in its process): what reaches the cluster's processes is the script's.
+        dropped = ("RAY_ADDRESS", "RAY_TRAIN_HEALTH_CHECK_INTERVAL_S")
+        self.env = {key: value for key, value in os.environ.items() if key not in dropped}
         self.env.update(
             RAY_AUTH_MODE="token",
             RAY_AUTH_TOKEN=secrets.token_hex(32),

@@ -89,6 +89,8 @@ def test_compiled_script_trains_on_two_nodes(cluster, tmp_path, via):
     assert len(built) == 2, built  # one model per Train worker
     assert len({line["node"] for line in built}) == 2, "both workers ran on one node"
     assert all(SHIPPED in line["file"] for line in built), built  # imported from the copy Ray shipped to each node
+    # the script's controller poll reached the controller on the cluster (Train hands it on to the workers)
+    assert {line["poll"] for line in built} == {"0.1"}, built
     header, rows = read_results(tmp_path / "runs" / "two-nodes")
     assert header == ["epoch", "train_loss", "val_loss", "val_accuracy"] and [row["epoch"] for row in rows] == [0, 1]
     assert rows[-1]["val_accuracy"] > 0.5
@@ -134,6 +136,35 @@ def test_search_trials_spread_over_both_nodes(cluster, tmp_path):
     best = read_best(tmp_path / "runs" / "spread")
     assert best["metrics"]["val_accuracy"] > 0.5
     assert best["config"]["training.optimizer.lr"] in (0.003, 0.01, 0.03, 0.05)
+
+
+def test_trials_that_drive_a_trainer_poll_at_the_scripts_interval(cluster, tmp_path):
+    """Each trial builds its Trainer in its own process on the cluster, which never saw the script's environment:
+    the poll interval must be set where the Trainer is built for its controller to run with it."""
+    record = tmp_path / "where.jsonl"
+    one_trial = SEARCH.replace("[0.003, 0.01, 0.03, 0.05]", "[0.03]")
+    text = spec_text("trial-trainer", record, tail=one_trial, epochs=1).replace(
+        "{num_workers: 2, resources_per_worker: {CPU: 1}}", "{num_workers: 2, resources_per_worker: {CPU: 0.5}}"
+    )
+    spec = project(tmp_path, text)
+
+    ok(
+        cluster.run(
+            sys.executable,
+            "-m",
+            "specc",
+            "run",
+            spec,
+            "--address",
+            cluster.address,
+            "--storage-path",
+            "runs",
+            cwd=tmp_path,
+        )
+    )
+
+    built = records(record)
+    assert len(built) == 2 and {line["poll"] for line in built} == {"0.1"}, built
 
 
 # -- specc submit: a Ray Job ---------------------------------------------------------------------------------------
@@ -187,6 +218,7 @@ def test_submitted_job_imports_the_factory_shipped_with_it(submitted):
     assert len({line["node"] for line in built}) == 2
     for line in built:
         assert SHIPPED in line["file"] and line["file"].endswith("/factories/e2e_where.py"), line
+        assert line["poll"] == "0.1", line  # the job's Train controller polled at the script's interval, not 2 s
     shipped = done.stderr.split("shipped:", 1)[1].splitlines()[0]
     # specs/spec.yaml, factories/__init__.py, factories/e2e_where.py and the script; not runs/
     assert str(root) in shipped and "4 files" in shipped

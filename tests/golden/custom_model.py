@@ -341,6 +341,9 @@ def unwrapped(model):
 
 def make_trainer(config, scaling, name, storage_path):
     """A TorchTrainer running train_func on `scaling`'s workers; its checkpoints go to storage_path/name."""
+    # Train's controller takes each report when it polls the workers, every RAY_TRAIN_HEALTH_CHECK_INTERVAL_S
+    # (2 s by default, then the floor of every epoch); fit() passes this process's value on to the controller.
+    os.environ.setdefault("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", "0.1")
     return ray.train.torch.TorchTrainer(
         train_func,
         train_loop_config=config,
