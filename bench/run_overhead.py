@@ -288,7 +288,7 @@ def report(timings: dict[str, Timing], epochs: int) -> dict:
     )
     print(
         f"checkpoints kept: hand-written {sorted(set(hand.checkpoints))}, specc {sorted(set(specc.checkpoints))}"
-        " (goal: 2 each)"
+        " (the same for both: Ray keeps the 2 best and the latest)"
     )
     return {
         "epochs": epochs,
