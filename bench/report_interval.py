@@ -93,7 +93,8 @@ def measure(interval: float, workers: int, reports: int, idle_s: float, storage:
     done.set()
     sampler.join()
     got = json.loads(Path(marks).read_text())
-    inside = [(t, cpu) for t, cpu in samples if got["idle_from"] + 0.5 <= t <= got["idle_to"]]
+    # from 2 s into the idle phase: the last workers to start may still be settling before that
+    inside = [(t, cpu) for t, cpu in samples if got["idle_from"] + 2.0 <= t <= got["idle_to"]]
     busy = (inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0]) if len(inside) > 1 else float("nan")
     return {"report_s": got["report_s"], "idle_cores": busy}
 
@@ -102,7 +103,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer reports, shorter idle phase")
     args = parser.parse_args()
-    reports, idle_s = (6, 4.0) if args.quick else (12, 10.0)
+    reports, idle_s = (6, 5.0) if args.quick else (12, 15.0)
 
     import ray
 
