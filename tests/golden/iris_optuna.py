@@ -495,12 +495,13 @@ def main(argv=None, artefacts=None, echo=True):
                     verbose=0,  # TrialProgress shows the search
                 ),
             )
-        summary = write_results(run_dir, tuner.fit(), config)
+        summary, rows = write_results(run_dir, tuner.fit(), config)
     finally:
         if started:
             ray.shutdown()
         release(lock)
     if echo:
+        print(trial_table(rows))
         if summary["trial_id"]:
             print(f"{RUN_NAME}: best trial {summary['trial_id']}: {summary['metrics']}")
             print(f"config: {summary['config']}")
@@ -517,8 +518,9 @@ def main(argv=None, artefacts=None, echo=True):
 
 
 def write_results(run_dir, results, config):
-    """results.csv (one row per trial), best.json and best.yaml (the best trial as a spec of its own). The best
-    trial is one whose loss stayed finite; a search whose every trial diverged has none (status diverged)."""
+    """results.csv (one row per trial), best.json and best.yaml (the best trial as a spec of its own); returns the
+    summary (best.json's) and the rows. The best trial is one whose loss stayed finite; a search whose every trial
+    diverged has none (status diverged)."""
     trials = list(results)
     for result in trials:
         if result.error:
@@ -551,7 +553,7 @@ def write_results(run_dir, results, config):
             "run_dir": run_dir,
         }
         write_files(run_dir, {"results.csv": csv_text(rows), "best.json": strict_json(summary)})
-        return summary
+        return summary, rows
     best = (max if MODE == "max" else min)(ranked, key=lambda pair: pair[0])[1]
     history = best.metrics_dataframe
     best_epoch = history.loc[history[METRIC].idxmax() if MODE == "max" else history[METRIC].idxmin()]
@@ -569,7 +571,7 @@ def write_results(run_dir, results, config):
     }
     files = {"results.csv": csv_text(rows), "best.json": strict_json(summary)}
     write_files(run_dir, {**files, "best.yaml": best_spec(config, summary)})
-    return summary
+    return summary, rows
 
 
 def trial_row(result, epochs):
@@ -587,6 +589,16 @@ def trial_row(result, epochs):
     row[f"best_{METRIC}"] = best
     row.update({f"last_{name}": metrics.get(name) for name in REPORTED if name != "epoch"})
     return row
+
+
+def trial_table(rows):
+    """results.csv's trials as a compact table: id, status, epochs run and the best tune.metric each reached."""
+    columns = ["trial_id", "status", "epochs", f"best_{METRIC}"]
+    cells = [columns] + [["-" if row[name] is None else number(row[name]) for name in columns] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in cells
+    )
 
 
 def trial_name(trial):
