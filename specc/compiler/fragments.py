@@ -56,7 +56,7 @@ STDLIB = {
     "socket",
     "sys",
 }
-STDLIB |= {"contextlib", "fcntl", "tempfile", "time", "zipfile"}
+STDLIB |= {"contextlib", "fcntl", "tempfile", "threading", "time", "zipfile"}
 # run.resume -> Tuner.restore's arguments (never: check_resumable refuses before Tune is asked)
 RESTORE = {
     "auto": "resume_unfinished=True, resume_errored=True",
@@ -173,6 +173,7 @@ def _imports(plan: Plan) -> list[str]:
         modules.add("io")
     if plan.experiment.model.type == "torchvision" or plan.data_source == "torchvision":
         modules.add("torchvision")
+    modules |= {"tqdm"} | ({"threading", "ray.util.queue"} if _shows_epochs_from_workers(plan) else set())
     tune_modules, froms = tune_imports(plan)
     tracking_modules, tracking_froms = tracking_imports(plan)
     modules |= tune_modules | tracking_modules
@@ -184,6 +185,11 @@ def _imports(plan: Plan) -> list[str]:
     third = sorted((m for m in modules if m not in STDLIB), key=lambda m: m.split(" ")[0])
     ordered_froms = sorted(froms, key=lambda line: line.split(" ")[1])
     return [f"import {m}" for m in stdlib] + [""] + [f"import {m}" for m in third] + ordered_froms
+
+
+def _shows_epochs_from_workers(plan: Plan) -> bool:
+    """A Ray Train run on workers: its progress lines come from the controller through a Ray queue."""
+    return plan.shape == "train" and plan.experiment.scaling.num_workers > 0
 
 
 def _metric_sums(plan: Plan) -> list[Code]:

@@ -31,7 +31,6 @@ def tracking_context(plan) -> dict:
     return {
         "file_trackers": bool(files),
         "tracked_to": ", ".join(named[:-1]) + (" and " if len(named) > 1 else "") + (named[-1] if named else ""),
-        "in_process_tracking": bool(callbacks) and plan.shape == "train" and e.scaling.num_workers == 0,
     }
 
 

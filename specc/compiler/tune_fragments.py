@@ -65,7 +65,23 @@ def tune_context(plan: Plan) -> dict:
         "scheduler_type": scheduler,
         "driver_cpu": TRIAL_DRIVER_CPU,
         "result_columns": [m for m in plan.reported_metrics if m != "epoch"],
+        "rungs": rungs(plan),
     }
+
+
+def rungs(plan: Plan) -> list[int]:
+    """The epochs (training iterations) at which an ASHA or HyperBand scheduler compares trials, every bracket's;
+    the search's progress lines show the reports made there."""
+    from specc.plan.sampling import trial_count
+    from specc.plan.trials import asha_rungs, hyperband_brackets
+
+    scheduler = plan.experiment.scheduler
+    if scheduler is None or scheduler.type not in ("asha", "hyperband"):
+        return []
+    if scheduler.type == "asha":
+        return sorted({int(epoch) for bracket in asha_rungs(scheduler) for epoch in bracket})
+    brackets = hyperband_brackets(scheduler, trial_count(plan.experiment.tune))
+    return sorted({rung["epoch"] for bracket in brackets for rung in bracket["rungs"]})
 
 
 def _stoppers(plan: Plan) -> tuple[bool, bool]:

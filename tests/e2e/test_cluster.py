@@ -95,6 +95,12 @@ def test_compiled_script_trains_on_two_nodes(cluster, tmp_path, via):
     assert header == ["epoch", "train_loss", "val_loss", "val_accuracy"] and [row["epoch"] for row in rows] == [0, 1]
     assert rows[-1]["val_accuracy"] > 0.5
     assert "run directory:" in done.stdout
+    assert epoch_lines(done.stdout, "two-nodes") == ["1/2", "2/2"]  # from Train's controller, through the queue
+
+
+def epoch_lines(out: str, name: str) -> list[str]:
+    """The `i/N` of each progress line a Train run printed (tests/e2e/test_progress.py checks their content)."""
+    return [line.split()[2] for line in out.splitlines() if line.startswith(f"{name}: epoch ")]
 
 
 # -- a Tune search whose trials spread over both nodes -----------------------------------------------------------
@@ -114,7 +120,7 @@ def test_search_trials_spread_over_both_nodes(cluster, tmp_path):
     record = tmp_path / "where.jsonl"
     spec = project(tmp_path, spec_text("spread", record, tail=SEARCH, workers=1))
 
-    ok(
+    done = ok(
         cluster.run(
             sys.executable,
             "-m",
@@ -131,6 +137,9 @@ def test_search_trials_spread_over_both_nodes(cluster, tmp_path):
 
     built = records(record)
     assert len(built) == 4  # one model per trial
+    lines = [line for line in done.stdout.splitlines() if line.startswith("spread: [")]
+    assert sum(" started  lr=" in line for line in lines) == 4, done.stdout  # each trial's events, on the driver
+    assert sum(" finished at epoch 2/2  " in line for line in lines) == 4, done.stdout
     assert len({line["node"] for line in built}) == 2, built
     assert all(SHIPPED in line["file"] for line in built)
     best = read_best(tmp_path / "runs" / "spread")
@@ -210,6 +219,7 @@ def test_submitted_job_succeeds_and_its_results_land_in_storage_path(submitted):
     best = read_best(root / "runs" / "submitted")
     assert best["checkpoint"] and Path(best["checkpoint"], "state.pt").is_file()
     assert "run directory:" in done.stdout  # the job's own output, followed live
+    assert epoch_lines(done.stdout, "submitted") == ["1/2", "2/2"]  # inside a Ray Job too
 
 
 def test_submitted_job_imports_the_factory_shipped_with_it(submitted):

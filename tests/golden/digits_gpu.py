@@ -22,6 +22,7 @@ import os
 import socket
 import sys
 import tempfile
+import threading
 import time
 
 import numpy as np
@@ -29,7 +30,9 @@ import pyarrow.fs
 import ray
 import ray.train
 import ray.train.torch
+import ray.util.queue
 import torch
+import tqdm
 from torch import nn
 
 CONFIG = {
@@ -290,7 +293,7 @@ def unwrapped(model):
     return model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
 
 
-def make_trainer(config, scaling, name, storage_path):
+def make_trainer(config, scaling, name, storage_path, callbacks):
     """A TorchTrainer running train_func on `scaling`'s workers; its checkpoints go to storage_path/name."""
     # Train's controller takes each report when it polls the workers, every RAY_TRAIN_HEALTH_CHECK_INTERVAL_S
     # (2 s by default, then the floor of every epoch); fit() passes this process's value on to the controller.
@@ -306,8 +309,95 @@ def make_trainer(config, scaling, name, storage_path):
             checkpoint_config=ray.train.CheckpointConfig(
                 num_to_keep=2, checkpoint_score_attribute="val_accuracy", checkpoint_score_order="max"
             ),
+            callbacks=callbacks,  # run.callbacks' trackers and the driver's progress
         ),
     )
+
+
+# Progress a person can follow, on this process's stdout (--quiet: none): one line per epoch as it ends,
+# or on a terminal a tqdm bar over the epochs.
+
+
+class EpochProgress:
+    """`epoch i/N`, the epoch's metrics, the time since the run began and the time left (ETA: the epochs to go at
+    the mean pace of those this process saw end after the first, which also paid for starting the workers)."""
+
+    def __init__(self, epochs):
+        self.epochs, self.began, self.first, self.seen = epochs, time.monotonic(), None, 0
+        self.bar = (
+            tqdm.tqdm(total=epochs, desc=RUN_NAME, unit="epoch", file=sys.stdout) if sys.stdout.isatty() else None
+        )
+
+    def log(self, metrics):
+        now, done = time.monotonic(), metrics["epoch"] + 1
+        self.seen += 1
+        self.first = self.first or now
+        pace = (now - self.first) / (self.seen - 1) if self.seen > 1 else None
+        shown = metric_text(metrics)
+        if self.bar:
+            self.bar.update(done - self.bar.n)
+            self.bar.set_postfix_str(shown)
+            return
+        eta = duration(pace * (self.epochs - done)) if pace is not None else "-"
+        line = f"{RUN_NAME}: epoch {done}/{self.epochs}  {shown}  elapsed {duration(now - self.began)}  eta {eta}"
+        print(line, flush=True)
+
+    def close(self):
+        if self.bar:
+            self.bar.close()
+
+
+class ShowEpochs(ray.train.UserCallback):
+    """Sends worker 0's metrics of each report to the driver. Ray Train calls it in its controller (an actor on the
+    driver's node, in a local Ray, a joined cluster or a Ray Job alike); a driver thread drains the queue."""
+
+    def __init__(self, queue):
+        self.queue = queue
+
+    def after_report(self, run_context, metrics, checkpoint):
+        # Not queue.put(): a blocking ray.get in the controller (an asyncio actor) makes Ray warn. Waiting for the put
+        # keeps every epoch ahead of the end mark the driver puts after fit().
+        ray.wait([self.queue.actor.put_nowait.remote(metrics[0])], timeout=10)
+
+
+@contextlib.contextmanager
+def showing_epochs(progress):
+    """Yields the ShowEpochs callback for the Trainer; meanwhile a thread of this process prints what it sends.
+    fit() stays in the main thread, where Ray Train's Ctrl-C handler must be."""
+    queue = ray.util.queue.Queue(actor_options={"num_cpus": 0})
+    thread = threading.Thread(target=drain, args=(queue, progress), daemon=True)
+    thread.start()
+    try:
+        yield ShowEpochs(queue)
+    finally:
+        with contextlib.suppress(Exception):  # progress never fails a run
+            queue.put(None)  # the end mark: the thread prints what came before and stops
+            thread.join(timeout=10)
+            queue.shutdown()
+        progress.close()
+
+
+def drain(queue, progress):
+    with contextlib.suppress(Exception):  # Ray going down (Ctrl-C) ends the thread, not the run
+        while (metrics := queue.get()) is not None:
+            progress.log(metrics)
+
+
+def metric_text(metrics):
+    """The epoch's reported metrics as `name value` pairs (4 significant digits)."""
+    return "  ".join(f"{name} {number(value)}" for name, value in metrics.items() if name != "epoch")
+
+
+def number(value):
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def duration(seconds):
+    """12.3s, 4m05s, 1h02m."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes = int(seconds // 60)
+    return f"{minutes}m{int(seconds % 60):02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
 
 
 def main(argv=None, artefacts=None, echo=True):
@@ -323,8 +413,12 @@ def main(argv=None, artefacts=None, echo=True):
         started = start_ray(args.address, args.quiet)
         how_many_fit({name: n * scaling["num_workers"] for name, n in worker_resources(scaling).items()}, "run")
         write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
-        trainer = make_trainer(config, scaling, RUN_NAME, storage_path)
-        summary = write_results(run_dir, fit(trainer))
+        progress = None if args.quiet else EpochProgress(config["training"]["epochs"])
+        with showing_epochs(progress) if progress else contextlib.nullcontext() as show_epochs:
+            callbacks = [show_epochs] if show_epochs else []
+            trainer = make_trainer(config, scaling, RUN_NAME, storage_path, callbacks)
+            result = fit(trainer)
+        summary = write_results(run_dir, result)
     finally:
         if started:
             ray.shutdown()

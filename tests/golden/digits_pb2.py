@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow.fs
 import ray
 import torch
+import tqdm
 import yaml
 from ray import tune
 from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback
@@ -273,6 +274,76 @@ def trackers(run_dir):
     ]
 
 
+# Progress a person can follow, on this process's stdout (--quiet: none): one line per trial event,
+# or on a terminal a tqdm bar over the trials.
+
+
+class TrialProgress(tune.Callback):
+    """One line per trial event, in Tune's driver: started (with its sampled values), a report at a rung of ASHA or
+    HyperBand, stopped early, diverged, finished, failed and retried, errored; `[done/all]` counts the trials ended."""
+
+    def __init__(self, epochs):
+        self.epochs = epochs
+
+    def setup(self, total_num_samples=None, **info):
+        """At the start of the search (a resumed one too: Tuner.restore brings back the callbacks it started with)."""
+        self.began, self.total, self.ended = time.monotonic(), total_num_samples, set()
+        bar = sys.stdout.isatty()
+        self.bar = tqdm.tqdm(total=total_num_samples, desc=RUN_NAME, unit="trial", file=sys.stdout) if bar else None
+
+    def on_trial_start(self, iteration, trials, trial, **info):
+        sampled = {path.rsplit(".", 1)[-1]: trial.config.get(path) for path in search_space()}
+        self.show(trials, trial, "started", *(f"{name}={number(value)}" for name, value in sampled.items()))
+
+    def on_trial_complete(self, iteration, trials, trial, **info):
+        result = trial.last_result or {}
+        ran = result.get("epoch", -1) + 1
+        ended = "diverged" if diverged(result) else "finished" if ran >= self.epochs else "stopped early"
+        self.ended.add(trial.trial_id)
+        self.show(trials, trial, f"{ended} at epoch {ran}/{self.epochs}", metric_text(result))
+
+    def on_trial_recover(self, iteration, trials, trial, **info):
+        ran = (trial.last_result or {}).get("epoch", -1) + 1
+        self.show(trials, trial, f"failed at epoch {ran}/{self.epochs}, retrying")
+
+    def on_trial_error(self, iteration, trials, trial, **info):
+        self.ended.add(trial.trial_id)
+        self.show(trials, trial, "errored", *([f"see {trial.error_file}"] if trial.error_file else []))
+
+    def on_experiment_end(self, trials, **info):
+        if self.bar:
+            self.bar.close()
+
+    def show(self, trials, trial, event, *details):
+        ended = self.ended | {
+            t.trial_id for t in trials if t.status in ("TERMINATED", "ERROR")
+        }  # a resumed search's too
+        if self.bar:
+            self.bar.update(len(ended) - self.bar.n)
+            self.bar.set_postfix_str(f"trial {trial.trial_id} {event}")
+            return
+        elapsed = f"elapsed {duration(time.monotonic() - self.began)}"
+        line = "  ".join([f"{RUN_NAME}: [{len(ended)}/{self.total}] trial {trial.trial_id} {event}", *details, elapsed])
+        print(line, flush=True)
+
+
+def metric_text(metrics):
+    """The epoch's reported metrics as `name value` pairs (4 significant digits)."""
+    return "  ".join(f"{name} {number(metrics[name])}" for name in REPORTED if name != "epoch" and name in metrics)
+
+
+def number(value):
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def duration(seconds):
+    """12.3s, 4m05s, 1h02m."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes = int(seconds // 60)
+    return f"{minutes}m{int(seconds % 60):02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
+
+
 def search_space():
     """tune.space: what Tune samples for each trial, keyed by the path of the CONFIG value it replaces."""
     return {
@@ -354,6 +425,10 @@ def main(argv=None, artefacts=None, echo=True):
         trial = tune.with_parameters(run_trial, config=config)
         trial = tune.with_resources(trial, tune.PlacementGroupFactory([per_trial]))
         callbacks = trackers(run_dir)  # run.callbacks (a restored search keeps the ones it started with)
+        if not args.quiet:
+            callbacks.append(TrialProgress(config["training"]["epochs"]))  # in place of Tune's progress reporter
+        # Tune's newer console output prints its header box even at verbose=0; its older one, nothing at verbose=0.
+        os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
         if args.resume and tune.Tuner.can_restore(run_dir):
             tuner = tune.Tuner.restore(run_dir, trial, resume_unfinished=False, resume_errored=True)
         else:
@@ -378,15 +453,16 @@ def main(argv=None, artefacts=None, echo=True):
                         num_to_keep=4, checkpoint_score_attribute="val_loss", checkpoint_score_order="min"
                     ),
                     callbacks=callbacks,
-                    verbose=0 if args.quiet else None,
+                    verbose=0,  # TrialProgress shows the search
                 ),
             )
-        summary = write_results(run_dir, tuner.fit(), config)
+        summary, rows = write_results(run_dir, tuner.fit(), config)
     finally:
         if started:
             ray.shutdown()
         release(lock)
     if echo:
+        print(trial_table(rows))
         if summary["trial_id"]:
             print(f"{RUN_NAME}: best trial {summary['trial_id']}: {summary['metrics']}")
             print(f"config: {summary['config']}")
@@ -403,8 +479,9 @@ def main(argv=None, artefacts=None, echo=True):
 
 
 def write_results(run_dir, results, config):
-    """results.csv (one row per trial), best.json and best.yaml (the best trial as a spec of its own). The best
-    trial is one whose loss stayed finite; a search whose every trial diverged has none (status diverged)."""
+    """results.csv (one row per trial), best.json and best.yaml (the best trial as a spec of its own); returns the
+    summary (best.json's) and the rows. The best trial is one whose loss stayed finite; a search whose every trial
+    diverged has none (status diverged)."""
     trials = list(results)
     for result in trials:
         if result.error:
@@ -437,7 +514,7 @@ def write_results(run_dir, results, config):
             "run_dir": run_dir,
         }
         write_files(run_dir, {"results.csv": csv_text(rows), "best.json": strict_json(summary)})
-        return summary
+        return summary, rows
     best = (max if MODE == "max" else min)(ranked, key=lambda pair: pair[0])[1]
     history = best.metrics_dataframe
     best_epoch = history.loc[history[METRIC].idxmax() if MODE == "max" else history[METRIC].idxmin()]
@@ -455,7 +532,7 @@ def write_results(run_dir, results, config):
     }
     files = {"results.csv": csv_text(rows), "best.json": strict_json(summary)}
     write_files(run_dir, {**files, "best.yaml": best_spec(config, summary)})
-    return summary
+    return summary, rows
 
 
 def trial_row(result, epochs):
@@ -473,6 +550,16 @@ def trial_row(result, epochs):
     row[f"best_{METRIC}"] = best
     row.update({f"last_{name}": metrics.get(name) for name in REPORTED if name != "epoch"})
     return row
+
+
+def trial_table(rows):
+    """results.csv's trials as a compact table: id, status, epochs run and the best tune.metric each reached."""
+    columns = ["trial_id", "status", "epochs", f"best_{METRIC}"]
+    cells = [columns] + [["-" if row[name] is None else number(row[name]) for name in columns] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in cells
+    )
 
 
 def trial_name(trial):

@@ -30,6 +30,7 @@ import ray
 import ray.train
 import ray.train.torch
 import torch
+import tqdm
 from torch import nn
 
 CONFIG = {
@@ -279,6 +280,8 @@ def report(metrics, history, model, optimizer, lr_schedule, epoch, save):
             torch.save(state, os.path.join(directory, "state.pt"))
             checkpoint = ray.train.Checkpoint.from_directory(directory)
         ray.train.report(metrics, checkpoint=checkpoint)
+        for callback in IN_PROCESS_CALLBACKS:
+            callback.log(metrics)
 
 
 def unwrapped(model):
@@ -300,6 +303,57 @@ def make_trainer(config, scaling, name, storage_path):
     )
 
 
+# Progress a person can follow, on this process's stdout (--quiet: none): one line per epoch as it ends,
+# or on a terminal a tqdm bar over the epochs.
+IN_PROCESS_CALLBACKS = []  # Ray Train's local mode (num_workers: 0) calls no callbacks: report() hands epochs to these
+
+
+class EpochProgress:
+    """`epoch i/N`, the epoch's metrics, the time since the run began and the time left (ETA: the epochs to go at
+    the mean pace of those this process saw end after the first, which also paid for starting the workers)."""
+
+    def __init__(self, epochs):
+        self.epochs, self.began, self.first, self.seen = epochs, time.monotonic(), None, 0
+        self.bar = (
+            tqdm.tqdm(total=epochs, desc=RUN_NAME, unit="epoch", file=sys.stdout) if sys.stdout.isatty() else None
+        )
+
+    def log(self, metrics):
+        now, done = time.monotonic(), metrics["epoch"] + 1
+        self.seen += 1
+        self.first = self.first or now
+        pace = (now - self.first) / (self.seen - 1) if self.seen > 1 else None
+        shown = metric_text(metrics)
+        if self.bar:
+            self.bar.update(done - self.bar.n)
+            self.bar.set_postfix_str(shown)
+            return
+        eta = duration(pace * (self.epochs - done)) if pace is not None else "-"
+        line = f"{RUN_NAME}: epoch {done}/{self.epochs}  {shown}  elapsed {duration(now - self.began)}  eta {eta}"
+        print(line, flush=True)
+
+    def close(self):
+        if self.bar:
+            self.bar.close()
+
+
+def metric_text(metrics):
+    """The epoch's reported metrics as `name value` pairs (4 significant digits)."""
+    return "  ".join(f"{name} {number(value)}" for name, value in metrics.items() if name != "epoch")
+
+
+def number(value):
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def duration(seconds):
+    """12.3s, 4m05s, 1h02m."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes = int(seconds // 60)
+    return f"{minutes}m{int(seconds % 60):02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
+
+
 def main(argv=None, artefacts=None, echo=True):
     """Runs the experiment; `artefacts` (file name -> text) are written into the run directory first; `echo`: print
     the outcome (specc run prints its own summary instead)."""
@@ -312,8 +366,16 @@ def main(argv=None, artefacts=None, echo=True):
         check_resumable(run_dir, args.resume, args.force)
         started = start_ray(args.address, args.quiet)
         write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
+        progress = None if args.quiet else EpochProgress(config["training"]["epochs"])
+        # Ray Train's local mode calls no callbacks: report() hands each epoch to these
+        IN_PROCESS_CALLBACKS[:] = [progress] if progress else []
         trainer = make_trainer(config, scaling, RUN_NAME, storage_path)
-        summary = write_results(run_dir, trainer.fit())
+        try:
+            result = trainer.fit()
+        finally:
+            if progress:
+                progress.close()
+        summary = write_results(run_dir, result)
     finally:
         if started:
             ray.shutdown()

@@ -161,10 +161,15 @@ def test_a_search_picks_its_best_among_the_trials_whose_loss_stayed_finite(write
         trial("b", 0.05, [epoch(0, 1.0, 0.7), epoch(1, 0.5, 0.8), epoch(2, 0.4, 0.85), epoch(3, 0.3, 0.9)]),
     ]
 
-    summary = script.write_results(str(tmp_path), trials, script.CONFIG)
+    summary, table = script.write_results(str(tmp_path), trials, script.CONFIG)
 
     best = strict((tmp_path / "best.json").read_text(encoding="utf-8"))
     assert (best["status"], best["trial_id"], best["metrics"]["val_accuracy"]) == ("completed", "b", 0.9)
+    assert script.trial_table(table).splitlines() == [  # what the script run by hand ends with
+        "trial_id  status     epochs  best_val_accuracy",
+        "a         diverged   2       0.99",
+        "b         completed  4       0.9",
+    ]
     assert best["diverged"] == summary["diverged"] == [{"trial_id": "a", "epoch": 1, "metric": "train_loss"}]
     rows = (tmp_path / "results.csv").read_text().splitlines()
     assert rows[1].startswith("a,diverged,2,") and rows[2].startswith("b,completed,4,")
@@ -175,7 +180,7 @@ def test_a_search_whose_every_trial_diverged_has_no_best(write_spec, tmp_path):
     script = script_of(write_spec, SPEC.format(framework="torch", workers=1) + SEARCH)
     trials = [trial("a", 1e12, [epoch(0, math.inf, 0.1)]), trial("b", 1e11, [epoch(0, 2.0), epoch(1, math.nan)])]
 
-    summary = script.write_results(str(tmp_path), trials, script.CONFIG)
+    summary, _ = script.write_results(str(tmp_path), trials, script.CONFIG)
 
     best = strict((tmp_path / "best.json").read_text(encoding="utf-8"))
     assert (best["status"], best["trial_id"], best["metrics"]) == ("diverged", None, {})

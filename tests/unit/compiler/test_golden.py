@@ -287,7 +287,11 @@ def used_paths(spec: str) -> dict[str, bool]:
         "scaler": e.training.mixed_precision,
         "datasets=datasets": e.dataset.loader == "ray_data",
         "failure_config=": e.run.max_failures > 0,
-        "callbacks=": bool(e.run.callbacks),
+        "callbacks=": bool(e.run.callbacks) or e.scaling.num_workers > 0,  # trackers, and the progress's ShowEpochs
+        "class ShowEpochs(": e.scaling.num_workers > 0,  # epochs reach the driver from Train's controller
+        "import ray.util.queue": e.scaling.num_workers > 0,
+        "IN_PROCESS_CALLBACKS": e.scaling.num_workers == 0,  # local mode: report() shows the epoch itself
+        "class TrialProgress(": False,  # a search's
         "RUNTIME_ENV = ": bool(runtime_env_of(e)),
         "def job_runtime_env(": bool(runtime_env_of(e)) or travels.needs_working_dir(e),
         "def joins_cluster(": travels.needs_working_dir(e),

@@ -47,7 +47,7 @@ def test_a_search_retries_its_trials_only_when_asked():
 
 def test_local_mode_hands_the_trainer_no_callbacks_it_would_never_call():
     source = compiled("specs/iris_local.yaml", "run.callbacks=[csv]")
-    assert "IN_PROCESS_TRACKING.append(tracking)" in source
+    assert "IN_PROCESS_CALLBACKS[:] = [tracking, progress] if progress else [tracking]" in source
     assert "callbacks=" not in source
 
 

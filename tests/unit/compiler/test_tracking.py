@@ -96,23 +96,24 @@ def test_a_search_hands_tune_exactly_the_loggers_named(write_spec, callbacks, lo
 def test_a_training_run_gets_a_ray_train_user_callback(write_spec, framework):
     text = source(write_spec, TRAIN.format(framework=framework, workers=2, callbacks="[csv, tensorboard]"))
     assert "class Tracking(ray.train.UserCallback):" in text
-    assert "callbacks=[tracking]" in text
-    assert "IN_PROCESS_TRACKING" not in text  # workers: Ray Train's controller calls it
+    assert "callbacks = [tracking, show_epochs] if show_epochs else [tracking]" in text
+    assert "IN_PROCESS_CALLBACKS" not in text  # workers: Ray Train's controller calls it
     assert "import tensorboardX" in text and "import mlflow" not in text and "import wandb" not in text
     compile(text, "script.py", "exec")
 
 
 def test_a_training_run_without_callbacks_has_no_tracking(write_spec):
     text = source(write_spec, TRAIN.format(framework="torch", workers=2, callbacks="[]"))
-    assert "Tracking" not in text and "trackers" not in text and "callbacks=[tracking]" not in text
+    assert "Tracking" not in text and "def trackers" not in text and "tracking" not in text
+    assert "callbacks = [show_epochs] if show_epochs else []" in text  # the progress's callback only
 
 
 def test_local_mode_logs_from_report(write_spec):
     """Ray Train's local mode (num_workers: 0) calls no callbacks: the script's report() logs each epoch."""
     text = source(write_spec, TRAIN.format(framework="torch", workers=0, callbacks="[json]"))
     report = text.split("def report(", 1)[1].split("\n\n\n", 1)[0]
-    assert "for tracking in IN_PROCESS_TRACKING:\n            tracking.log(metrics)" in report
-    assert "IN_PROCESS_TRACKING.append(tracking)" in text
+    assert "for callback in IN_PROCESS_CALLBACKS:\n            callback.log(metrics)" in report
+    assert "IN_PROCESS_CALLBACKS[:] = [tracking, progress] if progress else [tracking]" in text
 
 
 def script_of(write_spec, text) -> types.ModuleType:
