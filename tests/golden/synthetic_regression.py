@@ -819,7 +819,10 @@ def earlier_checkpoints(checkpoint):
 # Ray Train's own actors: their tracebacks are Ray's (e.g. "Failed to send resource request ... safe to ignore" on a
 # busy machine), for ray.log only; but for the controller's failure decisions, which carry the workers' errors.
 RAY_TRAIN_ACTORS = {"TrainController", "PlacementGroupCleaner", "TrainStateActor", "SynchronizationActor"}
-PROBLEM = re.compile(r"Traceback \(most recent call last\)|\[FailurePolicy\]|\sERROR\s|^warning: ")  # specc's own too
+# A traceback, Ray Train's failure decision, an ERROR record in Ray's or Python's default format, specc's warnings
+PROBLEM = re.compile(
+    r"Traceback \(most recent call last\)|\[FailurePolicy\]|\bERROR \S+\.py:\d+ -- |^ERROR:|^warning: "
+)
 DECISION = re.compile(r"\[FailurePolicy\]")
 CONTINUES = re.compile(
     r"\s|$|[\w.]+(Error|Exception|Exit|Interrupt)\b|Error:|Traceback|\[Rank \d+ Error|During handling|The above"
@@ -890,8 +893,8 @@ def open_log(path):
 
 
 class ErrorsOnly(logging.Filter):
-    """Ray's driver-side log records (Tune's warnings, say) into ray.log, on the console only from ERROR up (a failed
-    trial), until remove(); with --verbose, all of them on the console too."""
+    """On Ray's own console handler until remove(): its driver-side records (Tune's warnings, say) from ERROR up only
+    (a failed trial); with --verbose, all of them. Every record from INFO up reaches ray.log either way."""
 
     def __init__(self, verbose):
         super().__init__()
@@ -921,10 +924,8 @@ class RayOutput:
         # Ray has no public way to route its workers' lines: ray.init(log_to_driver=False) drops them from the
         # driver altogether. So this swaps the driver's printing handler ("ray_print_logs" in ray/_private/worker.py,
         # Ray 2.60) for one that writes ray.log; where that private API is missing, Ray prints as it always did.
-        self.dispatcher = getattr(
-            getattr(ray._private, "ray_logging", None), "global_worker_stdstream_dispatcher", None
-        )
-        self.print_lines = getattr(ray._private.worker, "print_to_stdstream", None)
+        self.dispatcher = ray_private("ray_logging", "global_worker_stdstream_dispatcher")
+        self.print_lines = ray_private("worker", "print_to_stdstream")
         self.routed = self.dispatcher is not None and self.print_lines is not None
         if self.routed:
             self.dispatcher.remove_handler("ray_print_logs")
@@ -934,7 +935,7 @@ class RayOutput:
         source = data.get("actor_name") or data.get("task_name") or ""
         lines, stream = data["lines"], (data.get("pid"), data.get("is_err"))
         if data.get("pid") == "autoscaler":  # its status every 5 s: only its events, as Ray prints them
-            lines = list(getattr(ray._private.worker, "filter_autoscaler_events", lambda lines: [])(lines))
+            lines = list((ray_private("worker", "filter_autoscaler_events") or (lambda lines: []))(lines))
         where = " ".join(filter(None, [source, f"pid={data.get('pid')}"]))
         where += f", ip={data.get('ip')}" if data.get("ip") != data.get("localhost") else ""
         for line in lines:
@@ -951,6 +952,11 @@ class RayOutput:
         logging.getLogger("ray").removeHandler(self.log)
         self.quiet.remove()
         self.log.close()
+
+
+def ray_private(module, name):
+    """ray._private.<module>.<name>, or None where this Ray has no such thing."""
+    return getattr(getattr(getattr(ray, "_private", None), module, None), name, None)
 
 
 # The spec this script was compiled from, resolved; each run directory keeps it as spec.resolved.yaml.

@@ -4,6 +4,8 @@ Ray: which of Ray's worker lines reach the console, and how ray.log is opened.""
 from __future__ import annotations
 
 import ast
+import contextlib
+import logging
 import os
 import re
 import stat
@@ -22,7 +24,16 @@ REPO = Path(__file__).resolve().parents[3]
 def script() -> dict:
     """ProblemLines, open_log and their constants, from the compiled digits_mlp script."""
     source = compile_spec(load(REPO / "specs/digits_mlp.yaml"))
-    wanted = {"RAY_TRAIN_ACTORS", "PROBLEM", "DECISION", "CONTINUES", "ProblemLines", "open_log"}
+    wanted = {
+        "RAY_TRAIN_ACTORS",
+        "PROBLEM",
+        "DECISION",
+        "CONTINUES",
+        "ProblemLines",
+        "open_log",
+        "RayLog",
+        "write_files",
+    }
     tree = ast.parse(source)
     picked = [
         node
@@ -31,7 +42,10 @@ def script() -> dict:
         or (isinstance(node, ast.Assign) and {getattr(t, "id", None) for t in node.targets} & wanted)
     ]
     assert len(picked) == len(wanted), [getattr(n, "name", None) for n in picked]
-    namespace = {"re": re, "os": os, "stat": stat, "sys": sys}
+    import pyarrow.fs
+
+    namespace = {"re": re, "os": os, "stat": stat, "sys": sys, "logging": logging, "contextlib": contextlib}
+    namespace["pyarrow"] = pyarrow
     exec(compile(ast.Module(picked, []), "script.py", "exec"), namespace)
     return namespace
 
@@ -58,6 +72,7 @@ HEALTHY = [
     "Started training worker group of size 2: ",
     "- (ip=192.0.2.2, pid=13447) world_rank=0, local_rank=0, node_rank=0",
     "[2026-11-24 18:36:20,331 E 13238 13266] core_worker.cc:2465: Actor with class name: 'PreemptionWatcher'",
+    "E0000 00:00:1795546774.759850   21638 cuda_platform.cc:52] failed call to cuInit: UNKNOWN ERROR (303)",
 ]
 
 
@@ -113,3 +128,16 @@ def test_ray_log_is_appended_and_never_a_link_or_a_pipe(script, tmp_path, capsys
     assert open_log(str(tmp_path / "pipe.log")) is None  # never blocks waiting for a reader
     assert target.read_text() == "untouched\n"
     assert capsys.readouterr().err.count("warning: Ray's output is not kept in") == 2
+
+
+def test_ray_log_in_remote_storage_is_written_whole_at_the_end_after_what_was_there(script, tmp_path):
+    """A URI run directory (file:// here, s3:// for users) cannot be appended to: ray.log is written at close(),
+    the earlier run's lines first."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "ray.log").write_text("from the first run\n")
+    log = script["RayLog"](f"file://{run_dir}")
+    log.write("(RayTrainWorker pid=1) resumed")
+    assert (run_dir / "ray.log").read_text() == "from the first run\n"  # nothing yet
+    log.close()
+    assert (run_dir / "ray.log").read_text() == "from the first run\n(RayTrainWorker pid=1) resumed\n"
