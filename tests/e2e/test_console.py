@@ -71,6 +71,10 @@ def test_a_train_run_prints_only_specc_and_keeps_rays_output_in_ray_log(tmp_path
     first = log.read_text(encoding="utf-8")
     assert re.search(r"^\(RayTrainWorker pid=\d+\) Reporting training result 1", first, re.M), first[-3000:]
     assert "(TrainController pid=" in first
+    # Causes fixed, not hidden: Train's cleaner reaches the dashboard's state API (even with other Rays on this
+    # machine), and no preemption watcher is started on a local Ray.
+    for cause in ("Failed to query Ray Train Controller", "multiple active Ray instances", "PreemptionWatcher"):
+        assert cause not in first
 
     again = specc_cli(
         "run", REPO / "specs/digits_mlp.yaml", "--smoke", "--resume", "--verbose", "--storage-path", tmp_path,

@@ -546,37 +546,39 @@ def start_ray(address, quiet, verbose):
             socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
         except OSError as error:
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
-    runtime_env = {}
-    local = (address or os.environ.get("RAY_ADDRESS") or "local") == "local"
-    if local:  # a Ray of this run's own, on this machine
-        local = local_ray_options(runtime_env)
+    local = (address or os.environ.get("RAY_ADDRESS") or "local") == "local"  # a Ray of this run's own
+    options, env = local_ray() if local else ({}, {})
     # Ray's driver-side records while it starts (its token-auth warning, "Started a local Ray instance"): errors only
     quieter = {} if verbose else {"logging_level": logging.ERROR}
+    added = {name: value for name, value in env.items() if name not in os.environ}
+    os.environ.update(added)  # for the local Ray's processes, which inherit it as they start
     try:
-        context = ray.init(address=address, runtime_env=runtime_env or None, **(local or {}), **quieter)
+        context = ray.init(address=address, **options, **quieter)
     except ConnectionError as error:
         raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
     except ValueError as error:  # an address or a runtime_env Ray refuses (e.g. a working directory too large)
         raise SystemExit(f"cannot start the job on {address or 'a local Ray'}: {error}") from None
+    finally:
+        for name in added:  # this process goes on as it was
+            del os.environ[name]
     if context.dashboard_url and not quiet:  # a cluster's, when it runs one
         url = context.dashboard_url
         print(f"Ray dashboard: {url if '://' in url else 'http://' + url}", flush=True)
     return True
 
 
-def local_ray_options(runtime_env):
-    """ray.init's options for a local Ray: with its dashboard, Ray's UI for the run, whose state API Ray Train's
-    placement-group cleaner asks whether the run's controller is alive (without it, it logs a failure every 2 s;
-    with it, a stopped trial's workers are freed). The cleaner finds the API through RAY_API_SERVER_ADDRESS, set
-    here for every process of the job: on its own it would look for "the" Ray of this machine, and refuse when
-    there are several. Ray Train's preemption watcher is off: a node being drained is a cluster's event."""
+def local_ray():
+    """ray.init's options for a local Ray, and the environment its processes start with. With its dashboard, Ray's
+    UI for the run, whose state API Ray Train's placement-group cleaner asks whether the run's controller is alive
+    (without it, it logs a failure every 2 s; with it, a stopped trial's workers are freed). The cleaner finds the
+    API through RAY_API_SERVER_ADDRESS: on its own it would look for "the" Ray of this machine, and fail when there
+    are several. (A runtime_env's env_vars would do too, but cost each first actor a new worker process, ~4 s here.)
+    Ray Train's preemption watcher is off: a node being drained is a cluster's event."""
     with socket.socket() as probe:  # a free port for the dashboard, so that its address is known before it starts
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    env_vars = runtime_env.setdefault("env_vars", {})
-    env_vars.setdefault("RAY_API_SERVER_ADDRESS", f"http://127.0.0.1:{port}")
-    os.environ.setdefault("RAY_TRAIN_ENABLE_PREEMPTION_WATCHER", "0")  # Ray Train passes it on to its controller
-    return {"include_dashboard": True, "dashboard_host": "127.0.0.1", "dashboard_port": port}
+    env = {"RAY_API_SERVER_ADDRESS": f"http://127.0.0.1:{port}", "RAY_TRAIN_ENABLE_PREEMPTION_WATCHER": "0"}
+    return {"include_dashboard": True, "dashboard_host": "127.0.0.1", "dashboard_port": port}, env
 
 
 def how_many_fit(need, what):
