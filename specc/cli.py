@@ -111,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--storage-path", help="where run directories go (default: the spec's run.storage_path)")
     run.add_argument("--dry-run", action="store_true", help="validate, compile and print the plan; start nothing")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress output from Ray: the summary only")
+    run.add_argument(
+        "-v", "--verbose", action="store_true", help="Ray's own output on the console too (it is always in ray.log)"
+    )
     _templates(run)
     _overrides(run)
     _root(run)
@@ -350,6 +353,7 @@ def cmd_run(args) -> int:
         storage_path=args.storage_path,
         templates=args.templates,
         quiet=args.quiet,
+        verbose=args.verbose,
         echo=False,
     )
     seconds = time.monotonic() - started

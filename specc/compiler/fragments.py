@@ -56,7 +56,7 @@ STDLIB = {
     "socket",
     "sys",
 }
-STDLIB |= {"contextlib", "fcntl", "tempfile", "threading", "time", "zipfile"}
+STDLIB |= {"contextlib", "fcntl", "functools", "re", "stat", "tempfile", "threading", "time", "zipfile"}
 # run.resume -> Tuner.restore's arguments (never: check_resumable refuses before Tune is asked)
 RESTORE = {
     "auto": "resume_unfinished=True, resume_errored=True",
@@ -149,11 +149,14 @@ def _imports(plan: Plan) -> list[str]:
         "argparse",
         "contextlib",
         "fcntl",
+        "functools",
         "json",
         "logging",
         "math",
         "os",
+        "re",
         "socket",
+        "stat",
         "sys",
         "tempfile",
         "time",

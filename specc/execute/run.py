@@ -38,11 +38,14 @@ def run(
     storage_path: str | None = None,
     templates=None,
     quiet: bool = False,
+    verbose: bool = False,
     echo: bool = True,
 ) -> RunResult:
     from specc.compiler.script import compile_script
 
     _check_installed(experiment)
+    if experiment.framework == "tensorflow" and not verbose:
+        _import_tensorflow_quietly()
     source = compile_script(experiment, templates=templates)
     module = types.ModuleType(f"specc_run_{experiment.name.replace('-', '_')}")
     module.__file__ = os.path.join(os.getcwd(), "script.py")  # relative paths in the script start here
@@ -51,6 +54,7 @@ def run(
 
     argv = [*(["--smoke"] if smoke else []), *(["--resume"] if resume else []), *(["--force"] if force else [])]
     argv += ["--quiet"] if quiet else []
+    argv += ["--verbose"] if verbose else []
     argv += [*(["--address", address] if address else []), *(["--storage-path", storage_path] if storage_path else [])]
     artefacts = {"script.py": source, "spec.resolved.yaml": module.RESOLVED_SPEC}
     spec_file = getattr(getattr(experiment, "_raw", None), "file", None)
@@ -59,7 +63,7 @@ def run(
     storage = storage if "://" in storage else os.path.abspath(storage)
     if not ray_is_up() and getattr(module, "WORKING_DIR", None) and module.joins_cluster(address):
         _check_shipment(module, storage, spec_file)
-    started = _start_ray(module, address, storage, spec_file, quiet)
+    started = _start_ray(module, address, storage, spec_file, quiet, verbose)
     try:
         summary = module.main(argv, artefacts=artefacts, echo=echo)
     except SystemExit as stop:
@@ -121,6 +125,33 @@ def _check_installed(experiment: Experiment) -> None:
         raise SpecError(problems)
 
 
+def _import_tensorflow_quietly() -> None:
+    """TensorFlow's C++ start-up lines (oneDNN, CUDA drivers, CPU instructions) come before its logging is set up,
+    so TF_CPP_MIN_LOG_LEVEL cannot stop them: the import runs here with the process's stderr set aside, and what it
+    wrote is shown only if the import fails. The variable still quiets TensorFlow's later C++ lines, here and in the
+    workers of a local Ray (which inherit this environment)."""
+    import sys
+    import tempfile
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if "tensorflow" in sys.modules:
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as aside:
+        os.dup2(aside.fileno(), 2)
+        try:
+            import tensorflow  # noqa: F401
+        except BaseException:
+            os.dup2(saved, 2)
+            aside.seek(0)
+            sys.stderr.write(aside.read().decode(errors="replace"))
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
 def ray_is_up() -> bool:
     import ray
 
@@ -144,10 +175,12 @@ def _check_shipment(module, storage: str, spec_file: str | None) -> None:
         print(warning, file=sys.stderr)
 
 
-def _start_ray(module, address: str | None, storage: str, spec_file: str | None, quiet: bool = False) -> bool:
+def _start_ray(module, address: str | None, storage: str, spec_file: str | None, quiet: bool, verbose: bool) -> bool:
     """Ray is started (or joined) here, so that a cluster that cannot be reached is a problem, not a traceback."""
     try:
         shipped = getattr(module, "WORKING_DIR", None)  # the storage path then stays behind
-        return module.start_ray(address, storage, quiet) if shipped else module.start_ray(address, quiet)
+        if shipped:
+            return module.start_ray(address, storage, quiet, verbose)
+        return module.start_ray(address, quiet, verbose)
     except SystemExit as stop:
         raise SpecError([Problem("E402", str(stop.code), spec_file)]) from None

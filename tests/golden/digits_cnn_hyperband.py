@@ -17,12 +17,15 @@ import contextlib
 import copy
 import csv
 import fcntl
+import functools
 import io
 import json
 import logging
 import math
 import os
+import re
 import socket
+import stat
 import sys
 import tempfile
 import time
@@ -418,10 +421,11 @@ def main(argv=None, artefacts=None, echo=True):
     config, scaling = prepare(args)
     storage_path, run_dir = run_location(args)
     lock = claim(run_dir)  # before anything is written; released however the run ends
-    started = False
+    started, console = False, None
     try:
         check_resumable(run_dir, args.resume, args.force)
-        started = start_ray(args.address, args.quiet)
+        started = start_ray(args.address, args.quiet, args.verbose)
+        console = RayOutput(run_dir, args.verbose)  # Ray's own output into ray.log (run/console.py.j2)
         per_trial = worker_resources(scaling)
         how_many_fit(per_trial, "trial")
         at_once = 2  # tune.max_concurrent_trials (None: as many as fit)
@@ -463,6 +467,8 @@ def main(argv=None, artefacts=None, echo=True):
     finally:
         if started:
             ray.shutdown()
+        if console:
+            console.close()
         release(lock)
     if echo:
         print(trial_table(rows))
@@ -637,6 +643,9 @@ def parse_args(argv):
         "--force", action="store_true", help="with --resume: even if the spec changed since the run began"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress output from Ray: the final summary only")
+    parser.add_argument(
+        "--verbose", action="store_true", help="Ray's own output on the console too, not only in ray.log"
+    )
     parser.add_argument("--smoke", action="store_true", help="1 trial, 1 epoch, a few batches, at most 2 workers, CPU")
     return parser.parse_args(argv)
 
@@ -644,6 +653,13 @@ def parse_args(argv):
 def prepare(args):
     """CONFIG and the workers' settings for this run (ray.train.ScalingConfig's arguments), --smoke applied."""
     config = CONFIG
+    if "://" not in args.storage_path:
+        # Tune snapshots the search's state each time a trial has saved run.checkpoints_to_keep (2) checkpoints
+        # since the last snapshot (it saves one every training.checkpoint_every = 1 epochs), so that a resume
+        # never names a deleted checkpoint, and warns when snapshots come less than 5 s apart. On a local disk a
+        # snapshot is a small file written in milliseconds: the warning is moot. On remote storage each is an
+        # upload, and the warning stays (in ray.log): raise either setting to snapshot less often.
+        os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
     scaling = {
         "num_workers": 1,
         "use_gpu": False,
@@ -757,7 +773,7 @@ def has_results(filesystem, root):
     return any(info.size for info in filesystem.get_file_info(kept))
 
 
-def start_ray(address, quiet):
+def start_ray(address, quiet, verbose):
     """Starts a local Ray (address None) or joins the cluster at `address`; returns whether it started one.
     An address where nothing listens is refused within seconds (ray.init itself would retry for minutes)."""
     if ray.is_initialized():
@@ -769,14 +785,39 @@ def start_ray(address, quiet):
         except OSError as error:
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
     runtime_env = job_runtime_env()
-    quieter = {"logging_level": logging.WARNING, "log_to_driver": False} if quiet else {}  # Ray's warnings only
+    local = (address or os.environ.get("RAY_ADDRESS") or "local") == "local"  # a Ray of this run's own
+    options, env = local_ray() if local else ({}, {})
+    # Ray's driver-side records while it starts (its token-auth warning, "Started a local Ray instance"): errors only
+    quieter = {} if verbose else {"logging_level": logging.ERROR}
+    added = {name: value for name, value in env.items() if name not in os.environ}
+    os.environ.update(added)  # for the local Ray's processes, which inherit it as they start
     try:
-        ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, **quieter)
+        context = ray.init(address=address, runtime_env=runtime_env, **options, **quieter)
     except ConnectionError as error:
         raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
     except ValueError as error:  # an address or a runtime_env Ray refuses (e.g. a working directory too large)
         raise SystemExit(f"cannot start the job on {address or 'a local Ray'}: {error}") from None
+    finally:
+        for name in added:  # this process goes on as it was
+            del os.environ[name]
+    if context.dashboard_url and not quiet:  # a cluster's, when it runs one
+        url = context.dashboard_url
+        print(f"Ray dashboard: {url if '://' in url else 'http://' + url}", flush=True)
     return True
+
+
+def local_ray():
+    """ray.init's options for a local Ray, and the environment its processes start with. With its dashboard, Ray's
+    UI for the run, whose state API Ray Train's placement-group cleaner asks whether the run's controller is alive
+    (without it, it logs a failure every 2 s; with it, a stopped trial's workers are freed). The cleaner finds the
+    API through RAY_API_SERVER_ADDRESS: on its own it would look for "the" Ray of this machine, and fail when there
+    are several. (A runtime_env's env_vars would do too, but cost each first actor a new worker process, ~4 s here.)
+    Ray Train's preemption watcher is off: a node being drained is a cluster's event."""
+    with socket.socket() as probe:  # a free port for the dashboard, so that its address is known before it starts
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {"RAY_API_SERVER_ADDRESS": f"http://127.0.0.1:{port}", "RAY_TRAIN_ENABLE_PREEMPTION_WATCHER": "0"}
+    return {"include_dashboard": True, "dashboard_host": "127.0.0.1", "dashboard_port": port}, env
 
 
 def job_runtime_env():
@@ -855,6 +896,151 @@ def earlier_checkpoints(checkpoint):
     names = [entry.base_name for entry in entries if entry.type == pyarrow.fs.FileType.Directory]
     earlier = sorted((n for n in names if n.startswith("checkpoint_") and n < name), reverse=True)
     return [type(checkpoint)(f"{folder}/{n}", checkpoint.filesystem) for n in earlier]
+
+
+# Ray's own output, kept out of the console: its workers' and actors' lines and its driver-side log records go to
+# ray.log in the run directory; the console shows the problems among them (see ProblemLines), all of it with --verbose.
+# Ray Train's own actors: their tracebacks are Ray's (e.g. "Failed to send resource request ... safe to ignore" on a
+# busy machine), for ray.log only; but for the controller's failure decisions, which carry the workers' errors.
+RAY_TRAIN_ACTORS = {"TrainController", "PlacementGroupCleaner", "TrainStateActor", "SynchronizationActor"}
+# A traceback, Ray Train's failure decision, an ERROR record in Ray's or Python's default format, specc's warnings
+PROBLEM = re.compile(
+    r"Traceback \(most recent call last\)|\[FailurePolicy\]|\bERROR \S+\.py:\d+ -- |^ERROR:|^warning: "
+)
+DECISION = re.compile(r"\[FailurePolicy\]")
+CONTINUES = re.compile(
+    r"\s|$|[\w.]+(Error|Exception|Exit|Interrupt)\b|Error:|Traceback|\[Rank \d+ Error|During handling|The above"
+)
+
+
+class ProblemLines:
+    """Which of Ray's worker lines reach the console without --verbose: Ray Train's failure decision ([FailurePolicy]
+    RETRY or RAISE, with the workers' errors), and from the processes that run the spec's code (Train workers,
+    trials, Ray Data tasks) a Python traceback, an ERROR log record or the script's own "warning: ..." line; each with
+    the lines that continue it (indented, blank, the exception's own line)."""
+
+    def __init__(self):
+        self.open = set()  # the streams (pid, stderr?) inside a problem being shown
+
+    def shows(self, source, stream, line):
+        if (DECISION if source in RAY_TRAIN_ACTORS else PROBLEM).search(line):
+            self.open.add(stream)
+        elif stream in self.open and not CONTINUES.match(line):
+            self.open.discard(stream)
+        return stream in self.open
+
+
+class RayLog(logging.Handler):
+    """ray.log in the run directory: appended to (a resumed run adds to it), opened without following a link, never
+    anything but a regular file; a URI run directory gets it whole at the end, through write_files."""
+
+    def __init__(self, run_dir):
+        super().__init__()
+        self.run_dir, self.lines, self.file = run_dir, [], None
+        self.setFormatter(logging.Formatter("%(asctime)s\t%(levelname)s %(filename)s:%(lineno)s -- %(message)s"))
+        if "://" not in run_dir:
+            self.file = open_log(os.path.join(run_dir, "ray.log"))
+
+    def write(self, text):
+        if self.file:
+            self.file.write(text + "\n")
+            self.file.flush()
+        elif "://" in self.run_dir:
+            self.lines.append(text)
+
+    def emit(self, record):
+        self.write(self.format(record))
+
+    def close(self):
+        super().close()
+        if self.file:
+            self.file.close()
+        elif self.lines:
+            filesystem, root = pyarrow.fs.FileSystem.from_uri(self.run_dir)
+            with contextlib.suppress(OSError), filesystem.open_input_stream(f"{root}/ray.log") as stream:
+                self.lines.insert(0, stream.read().decode(errors="replace").rstrip("\n"))
+            write_files(self.run_dir, {"ray.log": "\n".join(self.lines) + "\n"})
+
+
+def open_log(path):
+    """`path` opened for appending, or None (with a warning) when it is a link, a directory, a pipe, ..."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise OSError("not a regular file")
+    except OSError as error:
+        print(f"warning: Ray's output is not kept in {path}: {error}", file=sys.stderr)
+        return None
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "a", encoding="utf-8", errors="replace")
+
+
+class ErrorsOnly(logging.Filter):
+    """On Ray's own console handler until remove(): its driver-side records (Tune's warnings, say) from ERROR up only
+    (a failed trial); with --verbose, all of them. Every record from INFO up reaches ray.log either way."""
+
+    def __init__(self, verbose):
+        super().__init__()
+        ray_logger = logging.getLogger("ray")
+        self.level, self.handlers = ray_logger.level, [] if verbose else list(ray_logger.handlers)
+        ray_logger.setLevel(min(self.level or logging.INFO, logging.INFO))  # start_ray may have raised it
+        for handler in self.handlers:
+            handler.addFilter(self)
+
+    def filter(self, record):
+        return record.levelno >= logging.ERROR
+
+    def remove(self):
+        logging.getLogger("ray").setLevel(self.level)
+        for handler in self.handlers:
+            handler.removeFilter(self)
+
+
+class RayOutput:
+    """For the run, until close(): Ray's driver-side records and its workers' lines into ray.log, the console
+    showing what ProblemLines lets through (everything, with --verbose)."""
+
+    def __init__(self, run_dir, verbose):
+        self.log, self.problems, self.verbose = RayLog(run_dir), ProblemLines(), verbose
+        self.quiet = ErrorsOnly(verbose)
+        logging.getLogger("ray").addHandler(self.log)
+        # Ray has no public way to route its workers' lines: ray.init(log_to_driver=False) drops them from the
+        # driver altogether. So this swaps the driver's printing handler ("ray_print_logs" in ray/_private/worker.py,
+        # Ray 2.60) for one that writes ray.log; where that private API is missing, Ray prints as it always did.
+        self.dispatcher = ray_private("ray_logging", "global_worker_stdstream_dispatcher")
+        self.print_lines = ray_private("worker", "print_to_stdstream")
+        self.routed = self.dispatcher is not None and self.print_lines is not None
+        if self.routed:
+            self.dispatcher.remove_handler("ray_print_logs")
+            self.dispatcher.add_handler("specc_ray_log", self.worker_lines)
+
+    def worker_lines(self, data):
+        source = data.get("actor_name") or data.get("task_name") or ""
+        lines, stream = data["lines"], (data.get("pid"), data.get("is_err"))
+        if data.get("pid") == "autoscaler":  # its status every 5 s: only its events, as Ray prints them
+            lines = list((ray_private("worker", "filter_autoscaler_events") or (lambda lines: []))(lines))
+        where = " ".join(filter(None, [source, f"pid={data.get('pid')}"]))
+        where += f", ip={data.get('ip')}" if data.get("ip") != data.get("localhost") else ""
+        for line in lines:
+            self.log.write(f"({where}) {line}")
+        shown = data["lines"] if self.verbose else [line for line in lines if self.problems.shows(source, stream, line)]
+        if shown:
+            self.print_lines({**data, "lines": shown}, ignore_prefix=False)
+
+    def close(self):
+        if self.routed:
+            self.dispatcher.remove_handler("specc_ray_log")
+            if ray.is_initialized():  # a Ray this run joined goes on: it prints again, as before the run
+                self.dispatcher.add_handler("ray_print_logs", functools.partial(self.print_lines, ignore_prefix=False))
+        logging.getLogger("ray").removeHandler(self.log)
+        self.quiet.remove()
+        self.log.close()
+
+
+def ray_private(module, name):
+    """ray._private.<module>.<name>, or None where this Ray has no such thing."""
+    return getattr(getattr(getattr(ray, "_private", None), module, None), name, None)
 
 
 # The spec this script was compiled from, resolved; each run directory keeps it as spec.resolved.yaml.

@@ -284,7 +284,7 @@ def used_paths(spec: str) -> dict[str, bool]:
         "torch.optim.RMSprop(": e.training.optimizer.type == "rmsprop",
         "get_best_checkpoint(": e.run.checkpoint_score is not None,
         "lr_schedule.step()": e.training.lr_schedule.type != "none",
-        "scaler": e.training.mixed_precision,
+        "scaler.": e.training.mixed_precision,  # not "scaler": RayOutput names Ray's autoscaler
         "datasets=datasets": e.dataset.loader == "ray_data",
         "failure_config=": e.run.max_failures > 0,
         "callbacks=": bool(e.run.callbacks) or e.scaling.num_workers > 0,  # trackers, and the progress's ShowEpochs

@@ -28,8 +28,8 @@ def test_trials_that_drive_a_trainer_pass_it_nothing_unused():
     assert "trainer = make_trainer(config, scaling, name, storage_path)" in source
     assert "callbacks=[TuneReportCallback()]" in source  # each report goes on to the trial
     assert "failure_config=ray.train.FailureConfig" not in source  # Tune retries the trial, not Train
-    assert "include_dashboard=True" in source  # Train's cleaner frees a stopped trial's workers through it
-    for unused in ("scaler", "datasets=", ", datasets", "WORKING_DIR", "def joins_cluster("):
+    assert '"include_dashboard": True' in source  # Train's cleaner frees a stopped trial's workers through it
+    for unused in ("scaler.", "datasets=", ", datasets", "WORKING_DIR", "def joins_cluster("):
         assert unused not in source, unused
 
 
