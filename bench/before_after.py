@@ -6,9 +6,9 @@ interleaved, alternating which goes first; each run is a fresh process that star
 Printed per case: the median wall time of each, their ratio, and the best trial's (or epoch's) metric of each
 run, to show that both searched the same way to the same place.
 
-Cases (issue 16): the lean Tune shape (specs/digits_asha.yaml: 16 trials (8 samples x 2 batch sizes) of one process each, ASHA) and a search
-whose trials each drive a 2-worker Ray Train run (the same spec with 2 workers at 0.5 CPU each, 2 trials of 10
-epochs).
+Cases (issue 16): the lean Tune shape (specs/digits_asha.yaml: 16 trials, 8 samples x 2 batch sizes, of one
+process each, ASHA) and a search whose trials each drive a 2-worker Ray Train run (the same spec with 2 workers
+at 0.5 CPU each, 2 trials of 10 epochs).
 
 Run:  .venv/bin/python bench/before_after.py [--before REV] [--repetitions N] [--case lean|train_in_tune]
 """
