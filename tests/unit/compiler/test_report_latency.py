@@ -54,9 +54,9 @@ def test_building_the_trainer_sets_the_poll_and_keeps_a_users_own(no_poll, tmp_p
     script = module_of(compiled("specs/digits_mlp.yaml"))
     config, scaling = script.prepare(script.parse_args([]))
 
-    script.make_trainer(config, scaling, "poll", str(tmp_path))
+    script.make_trainer(config, scaling, "poll", str(tmp_path), [])
     assert os.environ[POLL] == "0.1"
 
     monkeypatch.setenv(POLL, "0.5")  # set by the user: theirs wins
-    script.make_trainer(config, scaling, "poll", str(tmp_path))
+    script.make_trainer(config, scaling, "poll", str(tmp_path), [])
     assert os.environ[POLL] == "0.5"
