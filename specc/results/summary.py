@@ -7,7 +7,7 @@ import shlex
 
 from specc.results.run_dir import RunResults
 
-ARTEFACTS = ("results.csv", "best.json", "best.yaml", "script.py", "spec.resolved.yaml")
+ARTEFACTS = ("results.csv", "best.json", "best.yaml", "script.py", "spec.resolved.yaml", "ray.log")
 
 
 def summary(results: RunResults, seconds: float, color: bool = False) -> str:
