@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--address", help="Ray cluster address (default: the spec's cluster.address, else a local Ray)")
     run.add_argument("--storage-path", help="where run directories go (default: the spec's run.storage_path)")
     run.add_argument("--dry-run", action="store_true", help="validate, compile and print the plan; start nothing")
-    run.add_argument("-q", "--quiet", action="store_true", help="no progress output from Ray: the summary only")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress lines or bar: the summary only")
     run.add_argument(
         "-v", "--verbose", action="store_true", help="Ray's own output on the console too (it is always in ray.log)"
     )

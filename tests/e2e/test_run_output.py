@@ -33,7 +33,9 @@ def test_run_ends_with_a_summary(tmp_path, spec_file, quiet):
     assert out[-7].startswith("shown: done in ") and out[-6] == ""
     assert out[-5].startswith("  best epoch  ") and out[-5].endswith(" by val_accuracy")
     assert out[-4].startswith("  metrics     train_loss ")
-    assert out[-3] == f"  run dir     {storage / 'shown'} (results.csv, best.json, script.py, spec.resolved.yaml, ray.log)"
+    assert (
+        out[-3] == f"  run dir     {storage / 'shown'} (results.csv, best.json, script.py, spec.resolved.yaml, ray.log)"
+    )
     assert out[-2].startswith(f"  checkpoint  {storage / 'shown'}/checkpoint_")
     assert out[-1] == f"  more        specc results {storage / 'shown'}; specc report {storage / 'shown'}"
     assert "\033[" not in done.stdout  # not a terminal: no colour

@@ -493,7 +493,7 @@ def parse_args(argv):
     parser.add_argument(
         "--force", action="store_true", help="with --resume: even if the spec changed since the run began"
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress output from Ray: the final summary only")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines or bar: the final summary only")
     parser.add_argument(
         "--verbose", action="store_true", help="Ray's own output on the console too, not only in ray.log"
     )
