@@ -926,6 +926,7 @@ def earlier_checkpoints(checkpoint):
 # Ray Train's own actors: their tracebacks are Ray's (e.g. "Failed to send resource request ... safe to ignore" on a
 # busy machine), for ray.log only; but for the controller's failure decisions, which carry the workers' errors.
 RAY_TRAIN_ACTORS = {"TrainController", "PlacementGroupCleaner", "TrainStateActor", "SynchronizationActor"}
+RAY_LOGGERS = ("ray",)
 # A traceback, Ray Train's failure decision, an ERROR record in Ray's or Python's default format, specc's warnings
 PROBLEM = re.compile(
     r"Traceback \(most recent call last\)|\[FailurePolicy\]|\bERROR \S+\.py:\d+ -- |^ERROR:|^warning: "
@@ -960,6 +961,7 @@ class RayLog(logging.Handler):
     def __init__(self, run_dir):
         super().__init__()
         self.run_dir, self.lines, self.file = run_dir, [], None
+        self.setLevel(logging.INFO)  # Ray Data's logger passes on its DEBUG records too
         self.setFormatter(logging.Formatter("%(asctime)s\t%(levelname)s %(filename)s:%(lineno)s -- %(message)s"))
         if "://" not in run_dir:
             self.file = open_log(os.path.join(run_dir, "ray.log"))
@@ -1005,9 +1007,11 @@ class ErrorsOnly(logging.Filter):
 
     def __init__(self, verbose):
         super().__init__()
-        ray_logger = logging.getLogger("ray")
-        self.level, self.handlers = ray_logger.level, [] if verbose else list(ray_logger.handlers)
-        ray_logger.setLevel(min(self.level or logging.INFO, logging.INFO))  # start_ray may have raised it
+        loggers = [logging.getLogger(name) for name in RAY_LOGGERS]
+        self.levels = {logger: logger.level for logger in loggers}
+        self.handlers = [] if verbose else [handler for logger in loggers for handler in logger.handlers]
+        for logger, level in self.levels.items():
+            logger.setLevel(min(level or logging.INFO, logging.INFO))  # start_ray may have raised it
         for handler in self.handlers:
             handler.addFilter(self)
 
@@ -1015,7 +1019,8 @@ class ErrorsOnly(logging.Filter):
         return record.levelno >= logging.ERROR
 
     def remove(self):
-        logging.getLogger("ray").setLevel(self.level)
+        for logger, level in self.levels.items():
+            logger.setLevel(level)
         for handler in self.handlers:
             handler.removeFilter(self)
 
@@ -1027,7 +1032,8 @@ class RayOutput:
     def __init__(self, run_dir, verbose):
         self.log, self.problems, self.verbose = RayLog(run_dir), ProblemLines(), verbose
         self.quiet = ErrorsOnly(verbose)
-        logging.getLogger("ray").addHandler(self.log)
+        for name in RAY_LOGGERS:
+            logging.getLogger(name).addHandler(self.log)
         # Ray has no public way to route its workers' lines: ray.init(log_to_driver=False) drops them from the
         # driver altogether. So this swaps the driver's printing handler ("ray_print_logs" in ray/_private/worker.py,
         # Ray 2.60) for one that writes ray.log; where that private API is missing, Ray prints as it always did.
@@ -1056,7 +1062,8 @@ class RayOutput:
             self.dispatcher.remove_handler("specc_ray_log")
             if ray.is_initialized():  # a Ray this run joined goes on: it prints again, as before the run
                 self.dispatcher.add_handler("ray_print_logs", functools.partial(self.print_lines, ignore_prefix=False))
-        logging.getLogger("ray").removeHandler(self.log)
+        for name in RAY_LOGGERS:
+            logging.getLogger(name).removeHandler(self.log)
         self.quiet.remove()
         self.log.close()
 
