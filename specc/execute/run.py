@@ -65,7 +65,7 @@ def run(
         _check_shipment(module, storage, spec_file)
     started = _start_ray(module, address, storage, spec_file, quiet, verbose)
     try:
-        summary = module.main(argv, artefacts=artefacts, echo=echo)
+        summary = module.main(argv, artefacts=artefacts, echo=echo, ray_started=started)
     except SystemExit as stop:
         if isinstance(stop.code, str):  # the script's own refusal, e.g. an existing run without --resume
             unreadable = isinstance(stop.__cause__, getattr(module, "CheckpointUnreadable", ()))

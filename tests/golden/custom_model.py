@@ -450,9 +450,10 @@ def duration(seconds):
     return f"{minutes}m{int(seconds % 60):02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
 
 
-def main(argv=None, artefacts=None, echo=True):
+def main(argv=None, artefacts=None, echo=True, ray_started=False):
     """Runs the experiment; `artefacts` (file name -> text) are written into the run directory first; `echo`: print
-    the outcome (specc run prints its own summary instead)."""
+    the outcome (specc run prints its own summary instead); `ray_started`: the caller started Ray for this run
+    (specc run does), which then ends with it as if started here."""
     args = parse_args(argv)
     config, scaling = prepare(args)
     storage_path, run_dir = run_location(args)
@@ -460,7 +461,7 @@ def main(argv=None, artefacts=None, echo=True):
     started, console = False, None
     try:
         check_resumable(run_dir, args.resume, args.force)
-        started = start_ray(args.address, storage_path, args.quiet, args.verbose)
+        started = start_ray(args.address, storage_path, args.quiet, args.verbose) or ray_started
         console = RayOutput(run_dir, args.verbose)  # Ray's own output into ray.log (run/console.py.j2)
         how_many_fit({name: n * scaling["num_workers"] for name, n in worker_resources(scaling).items()}, "run")
         write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})

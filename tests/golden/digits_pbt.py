@@ -414,9 +414,10 @@ def make_stopper():
     return StopRules()
 
 
-def main(argv=None, artefacts=None, echo=True):
+def main(argv=None, artefacts=None, echo=True, ray_started=False):
     """Runs the search; `artefacts` (file name -> text) are written into the run directory first; `echo`: print
-    the outcome (specc run prints its own summary instead)."""
+    the outcome (specc run prints its own summary instead); `ray_started`: the caller started Ray for this run
+    (specc run does), which then ends with it as if started here."""
     args = parse_args(argv)
     config, scaling = prepare(args)
     storage_path, run_dir = run_location(args)
@@ -424,7 +425,7 @@ def main(argv=None, artefacts=None, echo=True):
     started, console = False, None
     try:
         check_resumable(run_dir, args.resume, args.force)
-        started = start_ray(args.address, args.quiet, args.verbose)
+        started = start_ray(args.address, args.quiet, args.verbose) or ray_started
         console = RayOutput(run_dir, args.verbose)  # Ray's own output into ray.log (run/console.py.j2)
         per_trial = worker_resources(scaling)
         how_many_fit(per_trial, "trial")
