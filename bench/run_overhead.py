@@ -118,7 +118,7 @@ def run_logged(command: list[str], log: Path, results: Path | None = None) -> tu
     each line prefixed with the seconds since the start when it arrived. `results`: a file whose modification
     time marks fit_returned (specc writes best.json when fit() has returned)."""
     seen: dict[str, float] = {}
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "RAY_ADDRESS": "local"}  # a Ray of its own, never a cluster here
     with open(log, "wb") as out:
         wall, start = time.time(), time.perf_counter()
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
