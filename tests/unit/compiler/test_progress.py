@@ -9,6 +9,7 @@ import types
 import pytest
 
 from specc import api
+from tests.conftest import ROOT
 
 TRAIN = """\
 specc: 1
@@ -146,6 +147,7 @@ def test_a_search_names_its_schedulers_rungs(spec, rungs):
     """The epochs at which ASHA or HyperBand compares trials, from the plan specc plan prints; others have none."""
     from specc.plan.trials import plan_report
 
+    spec = ROOT / spec  # not the working directory, which other tests may leave elsewhere
     source = api.compile(api.load(spec))
     if rungs is None:
         assert "RUNGS" not in source and "def on_trial_result(" not in source
