@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -105,9 +106,10 @@ def test_killed_search_resumes_without_rerunning_finished_trials(tmp_path, spec_
     assert not (run_dir / "results.csv").exists()  # the killed run never got to write its results
     starts_before = len(epoch_starts(log))
 
-    # 2. --resume: the remaining trials run, the finished ones do not start a single epoch again.
+    # 2. --resume: the remaining trials run, the finished ones do not start a single epoch again. --quiet holds for
+    # the resumed search too, though Tune restores the progress callback the killed one started with.
     done = subprocess.run(
-        [PYTHON, str(script), "--storage-path", str(storage), "--resume"],
+        [PYTHON, str(script), "--storage-path", str(storage), "--resume", "--quiet"],
         cwd=tmp_path,
         env=subprocess_env(),
         capture_output=True,
@@ -116,6 +118,7 @@ def test_killed_search_resumes_without_rerunning_finished_trials(tmp_path, spec_
         check=False,
     )
     assert done.returncode == 0, done.stderr[-4000:]
+    assert not re.search(r"^killed: \[\d+/\d+\] trial ", done.stdout, re.M), done.stdout
     rows = results(run_dir)
     assert len(rows) == samples
     assert {row["status"] for row in rows} == {"completed"}

@@ -303,7 +303,7 @@ class TrialProgress(tune.Callback):
         self.epochs = epochs
 
     def setup(self, total_num_samples=None, **info):
-        """At the start of the search (a resumed one too: Tuner.restore brings back the callbacks it started with)."""
+        """At the start of the search, a resumed one's too."""
         self.began, self.total, self.ended = time.monotonic(), total_num_samples, set()
         bar = sys.stdout.isatty()
         self.bar = tqdm.tqdm(total=total_num_samples, desc=RUN_NAME, unit="trial", file=sys.stdout) if bar else None
@@ -342,6 +342,17 @@ class TrialProgress(tune.Callback):
         elapsed = f"elapsed {duration(time.monotonic() - self.began)}"
         line = "  ".join([f"{RUN_NAME}: [{len(ended)}/{self.total}] trial {trial.trial_id} {event}", *details, elapsed])
         print(line, flush=True)
+
+
+def shown_as_asked(tuner, progress):
+    """Tuner.restore brings back the callbacks a search started with, its progress lines among them: this run's own
+    take their place, none with --quiet. (Ray Tune has no public setter; through Ray Client, the restored ones stay.)"""
+    internal = getattr(tuner, "_local_tuner", None)
+    if internal is None:
+        return
+    run_config = internal.get_run_config()
+    kept = [callback for callback in run_config.callbacks or [] if type(callback).__name__ != "TrialProgress"]
+    run_config.callbacks = kept + ([progress] if progress else [])
 
 
 def metric_text(metrics):
@@ -451,12 +462,12 @@ def main(argv=None, artefacts=None, echo=True, ray_started=False):
         trial = tune.with_parameters(run_trial, config=config)
         trial = tune.with_resources(trial, tune.PlacementGroupFactory([per_trial]))
         callbacks = trackers(run_dir)  # run.callbacks (a restored search keeps the ones it started with)
-        if not args.quiet:
-            callbacks.append(TrialProgress(config["training"]["epochs"]))  # in place of Tune's progress reporter
+        progress = None if args.quiet else TrialProgress(config["training"]["epochs"])  # in place of Tune's reporter
         # Tune's newer console output prints its header box even at verbose=0; its older one, nothing at verbose=0.
         os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
         if args.resume and tune.Tuner.can_restore(run_dir):
             tuner = tune.Tuner.restore(run_dir, trial, resume_unfinished=True, resume_errored=True)
+            shown_as_asked(tuner, progress)
         else:
             tuner = tune.Tuner(
                 trial,
@@ -480,7 +491,7 @@ def main(argv=None, artefacts=None, echo=True, ray_started=False):
                     checkpoint_config=tune.CheckpointConfig(
                         num_to_keep=1, checkpoint_score_attribute="val_loss", checkpoint_score_order="min"
                     ),
-                    callbacks=callbacks,
+                    callbacks=callbacks + ([progress] if progress else []),
                     verbose=0,  # TrialProgress shows the search
                 ),
             )
