@@ -182,5 +182,7 @@ def test_a_training_run_carries_only_the_progress_its_shape_uses(write_spec, fra
 def test_a_search_turns_tunes_reporter_off_for_its_own_lines(write_spec):
     source = api.compile(api.load(write_spec(SEARCH)))
     assert "verbose=0,  #" in source
-    assert 'callbacks.append(TrialProgress(config["training"]["epochs"]))' in source
+    assert 'progress = None if args.quiet else TrialProgress(config["training"]["epochs"])' in source
+    assert "callbacks=callbacks + ([progress] if progress else [])," in source
+    assert "shown_as_asked(tuner, progress)" in source  # a restored search's own callback gives way to this run's
     assert "EpochProgress" not in source and "ShowEpochs" not in source
