@@ -89,7 +89,7 @@ def test_a_search_hands_tune_exactly_the_loggers_named(write_spec, callbacks, lo
     returned = [line.strip().split("  #")[0].rstrip(",") for line in body.split("return [", 1)[1].splitlines()[1:-1]]
     assert returned == loggers
     assert 'os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"' in body
-    assert "callbacks=callbacks," in text and "class Tracking" not in text
+    assert "callbacks=callbacks + ([progress] if progress else [])," in text and "class Tracking" not in text
 
 
 @pytest.mark.parametrize("framework", ["torch", "tensorflow"])
