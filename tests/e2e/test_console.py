@@ -58,16 +58,26 @@ def assert_clean(done):
 
 
 def test_a_train_run_prints_only_specc_and_keeps_rays_output_in_ray_log(tmp_path):
-    """The README's main command, --smoke: the dashboard's address, the summary, and nothing of Ray's; its workers'
-    lines are in ray.log. Resumed with --verbose, the console shows them live and ray.log grows."""
+    """The README's main command, --smoke: the dashboard's address, an epoch line, the summary screen (issue 7), and
+    nothing of Ray's; its workers' lines are in ray.log. Resumed with --verbose, the console shows them live and
+    ray.log grows. (tests/e2e/test_run_output.py: the same screen alone with --quiet.)"""
     done = specc_cli(
         "run", REPO / "specs/digits_mlp.yaml", "--smoke", "--storage-path", tmp_path, cwd=tmp_path, timeout=240
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert_clean(done)
     assert re.search(r"^Ray dashboard: http://127\.0\.0\.1:\d+$", done.stdout, re.M), done.stdout
-    assert "digits-mlp: done in" in done.stdout
-    log = tmp_path / "digits-mlp" / "ray.log"
+    assert re.search(r"^digits-mlp: epoch 1/1  train_loss \S+ .* elapsed \S+", done.stdout, re.M), done.stdout
+    run_dir = tmp_path / "digits-mlp"
+    out = done.stdout.strip().splitlines()
+    assert out[-7].startswith("digits-mlp: done in ") and out[-6] == ""
+    assert out[-5].startswith("  best epoch  0 by val_accuracy")
+    assert out[-4].startswith("  metrics     train_loss ")
+    assert out[-3] == f"  run dir     {run_dir} (results.csv, best.json, script.py, spec.resolved.yaml, ray.log)"
+    assert out[-2].startswith(f"  checkpoint  {run_dir}/checkpoint_")
+    assert out[-1] == f"  more        specc results {run_dir}; specc report {run_dir}"
+    assert "\033[" not in done.stdout  # not a terminal: no colour, no bar
+    log = run_dir / "ray.log"
     first = log.read_text(encoding="utf-8")
     assert re.search(r"^\(RayTrainWorker pid=\d+\) Reporting training result 1", first, re.M), first[-3000:]
     assert "(TrainController pid=" in first
