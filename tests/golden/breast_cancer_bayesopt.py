@@ -300,13 +300,18 @@ class TrialProgress(tune.Callback):
 
     def setup(self, total_num_samples=None, **info):
         """At the start of the search, a resumed one's too."""
-        self.began, self.total, self.ended = time.monotonic(), total_num_samples, set()
+        self.began, self.total, self.ended, self.values = time.monotonic(), total_num_samples, set(), {}
         bar = sys.stdout.isatty()
         self.bar = tqdm.tqdm(total=total_num_samples, desc=RUN_NAME, unit="trial", file=sys.stdout) if bar else None
 
     def on_trial_start(self, iteration, trials, trial, **info):
-        sampled = {path.rsplit(".", 1)[-1]: trial.config.get(path) for path in search_space()}
-        self.show(trials, trial, "started", *(f"{name}={number(value)}" for name, value in sampled.items()))
+        """Also when a trial goes on: after a scheduler paused it (HyperBand), a retry, or PBT's exploit (new values:
+        shown), or in a resumed search."""
+        values = [f"{path.rsplit('.', 1)[-1]}={number(trial.config.get(path))}" for path in search_space()]
+        ran = (trial.last_result or {}).get("epoch", -1) + 1
+        changed = values if values != self.values.get(trial.trial_id) else []
+        self.values[trial.trial_id] = values
+        self.show(trials, trial, f"continues after epoch {ran}/{self.epochs}" if ran else "started", *changed)
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
         if result["training_iteration"] in RUNGS and result["epoch"] + 1 < self.epochs:  # the last: "finished"

@@ -135,6 +135,28 @@ def test_a_search_prints_one_line_per_trial_event(write_spec, monkeypatch, capsy
     ]
 
 
+def test_a_trial_that_goes_on_is_not_started_again(write_spec, monkeypatch, capsys):
+    """Tune calls on_trial_start each time a trial's process starts: after HyperBand paused it, after a retry, after
+    PBT's exploit, in a resumed search. It continues after its last epoch; its values again only when they changed."""
+    script, clock = script_of(write_spec, SEARCH, monkeypatch)
+    progress = script.TrialProgress(8)
+    progress.setup(stop=None, num_samples=1, total_num_samples=1)
+    a = trial("a_00000")
+    clock.now = 102
+    progress.on_trial_start(0, [a], a)
+    a.last_result = {"epoch": 2, "training_iteration": 3, "train_loss": 0.5, "val_loss": 0.25}
+    progress.on_trial_start(0, [a], a)  # paused at its third epoch, then on again
+    a.config = {**a.config, "training.optimizer.lr": 0.015}  # PBT: a better trial's checkpoint, perturbed values
+    a.last_result = {**a.last_result, "epoch": 3}
+    progress.on_trial_start(0, [a], a)
+
+    assert capsys.readouterr().out.splitlines() == [
+        "searched: [0/1] trial a_00000 started  lr=0.01235  hidden_sizes=[16]  elapsed 2.0s",
+        "searched: [0/1] trial a_00000 continues after epoch 3/8  elapsed 2.0s",
+        "searched: [0/1] trial a_00000 continues after epoch 4/8  lr=0.015  hidden_sizes=[16]  elapsed 2.0s",
+    ]
+
+
 @pytest.mark.parametrize(
     ("spec", "rungs"),
     [
