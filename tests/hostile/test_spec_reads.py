@@ -8,7 +8,6 @@ Each test names the hostile input it stands for; every one of them failed (read,
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -123,12 +122,12 @@ def test_a_newline_in_a_key_cannot_forge_a_ci_annotation(project, capsys):
     assert len(lines) == 1 and lines[0].startswith("::error file=")
 
 
-def test_check_compiled_reads_no_spec_outside_the_project(project, outside, capsys):
+def test_check_compiled_reads_no_spec_outside_the_project(project, outside, capsys, monkeypatch):
     script = project / "build" / "x.py"
     script.parent.mkdir()
     for named in (outside / "secrets.yaml", outside / "passwd", "../elsewhere/secrets.yaml"):
         script.write_text(f'"""Compiled by specc 0.1 for Ray 2.60 from {named}\n"""\n')
-        os.chdir(project)
+        monkeypatch.chdir(project)  # restored afterwards: later tests read specs/ relative to the repository
         assert main(["check-compiled", str(script)]) == 1
         err = capsys.readouterr().err
         assert "not a spec file inside the project" in err and SECRET not in err
