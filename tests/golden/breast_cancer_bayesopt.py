@@ -356,6 +356,7 @@ def shown_as_asked(tuner, progress):
     if internal is None:
         return
     run_config = internal.get_run_config()
+    # By name: the restored one's class was unpickled, by value when specc run executed this source, so not this one
     kept = [callback for callback in run_config.callbacks or [] if type(callback).__name__ != "TrialProgress"]
     run_config.callbacks = kept + ([progress] if progress else [])
 
