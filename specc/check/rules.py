@@ -95,8 +95,23 @@ def needs_tune(e: Experiment, at: Locator) -> Iterator[Problem]:
 
 
 def needs_checkpoints(e: Experiment, at: Locator) -> Iterator[Problem]:
-    scheduler = e.scheduler
+    scheduler, every = e.scheduler, e.training.checkpoint_every
+    if every == "never" and e.run.max_failures:
+        yield at(
+            "E206",
+            f"run.max_failures {e.run.max_failures} retries from the last checkpoint, but checkpoint_every is never",
+            ("run", "max_failures"),
+            "write checkpoints (checkpoint_every: 1, or 0 for the end only), or max_failures: 0",
+        )
     if scheduler is None or scheduler.type not in ("pbt", "pb2"):
+        return
+    if every == "never":
+        yield at(
+            "E206",
+            f"{scheduler.type} copies checkpoints between trials, but checkpoint_every is never",
+            ("training", "checkpoint_every"),
+            "checkpoint every epoch: checkpoint_every: 1",
+        )
         return
     if e.scaling.num_workers > 1:
         yield at(
@@ -115,7 +130,6 @@ def needs_checkpoints(e: Experiment, at: Locator) -> Iterator[Problem]:
             ("run", "checkpoints_to_keep"),
             "keep at least 3, or null to keep all",
         )
-    every = e.training.checkpoint_every
     if every == 0:
         yield at(
             "E206",
@@ -151,6 +165,10 @@ def metrics_reported(e: Experiment, at: Locator) -> Iterator[Problem]:
         if name not in reported:
             if name.startswith("val_") and name[4:] in METRIC_TASK:
                 hint = f"add {name[4:]} to training.metrics"
+            elif name.startswith("train_") and name[6:] in (e.training.metrics or ()):
+                hint = "report metrics on the training batches too: training.train_metrics: true"
+            elif name.startswith("train_") and name[6:] in METRIC_TASK:
+                hint = f"add {name[6:]} to training.metrics and set training.train_metrics: true"
             else:
                 hint = did_you_mean(name, reported)
             yield at("E201", f"'{name}' is not reported; this spec reports: {', '.join(reported)}", path, hint)
