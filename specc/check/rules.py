@@ -200,6 +200,15 @@ def framework_support(e: Experiment, at: Locator) -> Iterator[Problem]:
             yield at("E207", f"keras.applications has no {e.model.name}", ("model", "name"), hint)
         if e.dataset.type == "torchvision":
             yield at("E207", "torchvision datasets need framework torch", ("dataset", "type"))
+        if getattr(e.dataset, "loader", None) == "ray_data":
+            for field in ("steps_per_epoch", "validation_steps"):
+                if getattr(e.training, field) is not None:
+                    yield at(
+                        "E207",
+                        f"training.{field} is not yet supported by tensorflow with loader ray_data",
+                        ("training", field),
+                        "use loader: torch_dataloader (the default), or framework torch",
+                    )
         if e.scaling.backend is not None:
             yield at(
                 "E207",

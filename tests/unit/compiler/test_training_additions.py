@@ -125,3 +125,31 @@ def test_resume_of_a_run_without_checkpoints_says_why_it_cannot(write_spec, tmp_
         f"{run_dir} cannot be resumed: training.checkpoint_every is never, so the run wrote no checkpoint to "
         "continue from; remove it (or pick another run.name) to start again"
     )
+
+
+@pytest.mark.parametrize(("steps", "smoke", "batches"), [(5, None, 5), (None, None, 90), (5, 3, 3)])
+def test_keras_steps_per_epoch_bound_each_epoch_to_a_new_pass(write_spec, steps, smoke, batches):
+    pytest.importorskip("tensorflow")
+    training = ", validation_steps: 2" + (f", steps_per_epoch: {steps}" if steps else "")
+    script = script_of(write_spec, SPEC.format(framework="tensorflow", training=training) + TUNE)  # lean: one process
+    config = {**script.CONFIG, "training": {**script.CONFIG["training"], **({"max_batches": smoke} if smoke else {})}}
+    train, val, _shape, _outputs = script.make_loaders(config, 0, 1, 0)
+    first, second = [y.numpy() for _x, y in train], [y.numpy() for _x, y in train]
+    assert len(first) == len(second) == batches and all(len(y) == 16 for y in first[:-1])
+    assert any((a != b).any() for a, b in zip(first, second, strict=True))  # each epoch: a new order
+    assert len(list(val)) == min(2, smoke or 2)
+
+
+def test_keras_reports_train_metrics_under_the_torch_names_and_no_checkpoint(write_spec):
+    pytest.importorskip("tensorflow")
+    training = ", train_metrics: true, checkpoint_every: never"
+    script = script_of(write_spec, SPEC.format(framework="tensorflow", training=training) + TUNE)
+    script.tune = Session()
+    callback = script.ReportEpoch([], script.CONFIG["training"], rank=0)
+    callback.model = types.SimpleNamespace(stop_training=False)
+    logs = {"loss": 2.0, "accuracy": 0.4, "top5_accuracy": 0.7, "val_loss": 2.1, "val_accuracy": 0.3}
+    callback.on_epoch_end(0, {**logs, "val_top5_accuracy": 0.6})
+    ((metrics, saved),) = script.tune.reports
+    assert list(metrics) == script.REPORTED and not saved
+    assert (metrics["train_accuracy"], metrics["train_top5_accuracy"]) == (0.4, 0.7)
+    assert not hasattr(script, "read_state") and "zipfile" not in script.__dict__
