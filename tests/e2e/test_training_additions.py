@@ -1,0 +1,63 @@
+"""SPEC §12's training additions on a real local Ray: steps_per_epoch and validation_steps bound the batches each
+Ray Train worker reads (counted by the model itself), train_metrics reports train_accuracy beside val_accuracy,
+and checkpoint_every: never writes no checkpoint, after which --resume says why it cannot."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from specc.spec.errors import SpecError
+
+from .conftest import read_best, read_results, run_spec
+
+pytestmark = pytest.mark.slow
+
+SPEC = """\
+specc: 1
+name: partial-epochs
+framework: torch
+model:
+  type: custom
+  factory: "e2e_counting_models:make"
+  kwargs: {{log: "{log}"}}
+dataset: {{type: digits, batch_size: 16}}
+training:
+  epochs: 2
+  optimizer: {{type: sgd, lr: 0.1, momentum: 0.9}}
+  metrics: [accuracy]
+  steps_per_epoch: 3
+  validation_steps: 2
+  train_metrics: true
+  checkpoint_every: never
+scaling: {{num_workers: 2}}
+"""
+
+
+def test_steps_per_epoch_bound_each_workers_batches_without_checkpoints(tmp_path, spec_file, factory_module, local_ray):
+    factory_module("counting_models.py", "e2e_counting_models")
+    log = tmp_path / "batches.log"
+    spec = spec_file(SPEC.format(log=log))
+    storage = tmp_path / "runs"
+
+    result = run_spec(spec, storage_path=storage, quiet=True)
+
+    calls = [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
+    per_worker = Counter((kind, pid) for kind, pid, _size in calls)
+    pids = {pid for _kind, pid, _size in calls}
+    assert len(pids) == 2  # both Ray Train workers
+    # 2 epochs x 3 training batches and 2 x 2 validation batches, on each worker; digits has 90 batches of 16 a worker
+    assert per_worker == {**{("train", pid): 6 for pid in pids}, **{("eval", pid): 4 for pid in pids}}
+    assert {int(size) for _kind, _pid, size in calls} == {16}
+
+    header, rows = read_results(result.run_dir)
+    assert header == ["epoch", "train_loss", "train_accuracy", "val_loss", "val_accuracy"]
+    assert [row["epoch"] for row in rows] == [0, 1] and all(0 <= row["train_accuracy"] <= 1 for row in rows)
+
+    assert result.checkpoint is None and read_best(result.run_dir)["checkpoint"] is None
+    assert not list(storage.rglob("checkpoint_*"))  # no checkpoint written anywhere
+    with pytest.raises(SpecError) as refused:
+        run_spec(spec, storage_path=storage, resume=True, quiet=True)
+    assert [problem.code for problem in refused.value.problems] == ["E401"]
+    assert "cannot be resumed: training.checkpoint_every is never" in str(refused.value)
