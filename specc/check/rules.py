@@ -200,6 +200,18 @@ def framework_support(e: Experiment, at: Locator) -> Iterator[Problem]:
             yield at("E207", f"keras.applications has no {e.model.name}", ("model", "name"), hint)
         if e.dataset.type == "torchvision":
             yield at("E207", "torchvision datasets need framework torch", ("dataset", "type"))
+        workers = e.scaling.num_workers
+        for field in ("steps_per_epoch", "validation_steps"):
+            steps = getattr(e.training, field)
+            if workers > 1 and steps is not None and steps % workers:
+                fits = sorted({max(workers, steps // workers * workers), -(-steps // workers) * workers})
+                yield at(
+                    "E207",
+                    f"with tensorflow on {workers} workers, {field} {steps} is not a multiple of num_workers: "
+                    "MultiWorkerMirroredStrategy splits each global batch into one step per worker",
+                    ("training", field),
+                    "e.g. " + " or ".join(f"{field}: {n}" for n in fits),
+                )
         if getattr(e.dataset, "loader", None) == "ray_data":
             for field in ("steps_per_epoch", "validation_steps"):
                 if getattr(e.training, field) is not None:

@@ -127,7 +127,8 @@ class Training(Section):
         1,
     )
     steps_per_epoch: PositiveInt | None = describe(
-        "At most this many training batches per worker in an epoch (Keras' steps_per_epoch); null = a full pass.",
+        "At most this many training batches per worker in an epoch (Keras' steps_per_epoch; each epoch a new "
+        "pass); null = a full pass. With tensorflow on several workers, a multiple of num_workers.",
         None,
     )
     validation_steps: PositiveInt | None = describe(

@@ -61,3 +61,42 @@ def test_steps_per_epoch_bound_each_workers_batches_without_checkpoints(tmp_path
         run_spec(spec, storage_path=storage, resume=True, quiet=True)
     assert [problem.code for problem in refused.value.problems] == ["E401"]
     assert "cannot be resumed: training.checkpoint_every is never" in str(refused.value)
+
+
+KERAS_SPEC = """\
+specc: 1
+name: keras-partial-epochs
+framework: tensorflow
+model:
+  type: custom
+  factory: "e2e_keras_counting_models:make"
+  kwargs: {{log: "{log}"}}
+dataset: {{type: digits, batch_size: 16}}
+training:
+  epochs: 2
+  optimizer: {{type: sgd, lr: 0.1, momentum: 0.9}}
+  metrics: [accuracy]
+  steps_per_epoch: {steps}
+  validation_steps: 2
+  train_metrics: true
+  checkpoint_every: never
+scaling: {{num_workers: 2}}
+"""
+
+
+@pytest.mark.parametrize("steps", [4])  # a multiple of num_workers (E207 otherwise)
+def test_keras_steps_per_epoch_bound_each_workers_steps(tmp_path, spec_file, factory_module, local_ray, steps):
+    factory_module("keras_counting_models.py", "e2e_keras_counting_models")
+    log = tmp_path / "steps.log"
+    spec = spec_file(KERAS_SPEC.format(log=log, steps=steps))
+
+    result = run_spec(spec, storage_path=tmp_path / "runs", quiet=True)
+
+    calls = [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
+    per_worker_epoch = Counter(tuple(call) for call in calls)
+    pids = {pid for _kind, pid, _epoch in calls}
+    assert len(pids) == 2  # both Ray Train workers
+    expected = {(kind, pid, epoch): n for pid in pids for epoch in "01" for kind, n in (("train", steps), ("eval", 2))}
+    assert per_worker_epoch == expected
+    header, _rows = read_results(result.run_dir)
+    assert header == ["epoch", "train_loss", "train_accuracy", "val_loss", "val_accuracy"]  # torch's names

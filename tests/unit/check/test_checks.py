@@ -347,3 +347,16 @@ def test_partial_epochs_with_keras_on_ray_data_are_refused_where_they_are_set(wr
     ray_data = spec.replace("dataset: {type: digits}", "dataset: {type: digits, loader: ray_data}")
     assert codes(write_spec, ray_data) == [("E207", "training.steps_per_epoch"), ("E207", "training.validation_steps")]
     assert codes(write_spec, ray_data.replace("framework: tensorflow", "framework: torch")) == []
+
+
+def test_keras_partial_epochs_on_several_workers_are_a_multiple_of_them(write_spec):
+    spec = MINIMAL.replace("framework: torch", "framework: tensorflow").replace(
+        "training: {epochs: 2}", "training: {epochs: 2, steps_per_epoch: 3, validation_steps: 4}"
+    )
+    assert codes(write_spec, spec) == []  # one worker
+    two = spec + "scaling: {num_workers: 2}\n"
+    report = api.check_file(write_spec(two))
+    assert [(p.code, p.path, p.hint) for p in report.problems] == [
+        ("E207", "training.steps_per_epoch", "e.g. steps_per_epoch: 2 or steps_per_epoch: 4")
+    ]
+    assert codes(write_spec, two.replace("framework: tensorflow", "framework: torch")) == []
