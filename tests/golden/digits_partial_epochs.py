@@ -822,42 +822,6 @@ def own_source():
         return handle.read()
 
 
-class CheckpointUnreadable(Exception):
-    """No checkpoint of the run can be read: the run stops, naming them (a message, not a traceback)."""
-
-
-def readable_checkpoint(checkpoint, read):
-    """(checkpoint, read(its directory)) for the checkpoint Ray resumes from or, when that cannot be read (a file
-    cut short by a full disk, say), for the newest earlier one of the run that can, with a warning naming the ones
-    passed over; (None, None) with nothing to resume from."""
-    passed_over = []
-    for candidate in [checkpoint, *earlier_checkpoints(checkpoint)] if checkpoint else []:
-        try:
-            with candidate.as_directory() as directory:
-                state = read(directory)
-        except Exception as error:  # whatever made it unreadable, it is named below
-            passed_over.append(f"{candidate.path} ({type(error).__name__}: {error})")
-            continue
-        if passed_over:
-            print(f"warning: resuming from {candidate.path}: cannot read {'; '.join(passed_over)}", file=sys.stderr)
-        return candidate, state
-    if passed_over:
-        raise CheckpointUnreadable(
-            f"cannot resume: no checkpoint of this run can be read: {'; '.join(passed_over)}. "
-            "Remove the run directory to start the run again, or start it under another --storage-path"
-        )
-    return None, None
-
-
-def earlier_checkpoints(checkpoint):
-    """The run's checkpoints saved before `checkpoint`, newest first (Ray names them in order: checkpoint_<n>)."""
-    folder, name = checkpoint.path.rstrip("/").rsplit("/", 1)
-    entries = checkpoint.filesystem.get_file_info(pyarrow.fs.FileSelector(folder))
-    names = [entry.base_name for entry in entries if entry.type == pyarrow.fs.FileType.Directory]
-    earlier = sorted((n for n in names if n.startswith("checkpoint_") and n < name), reverse=True)
-    return [type(checkpoint)(f"{folder}/{n}", checkpoint.filesystem) for n in earlier]
-
-
 # Ray's own output, kept out of the console: its workers' and actors' lines and its driver-side log records go to
 # ray.log in the run directory; the console shows the problems among them (see ProblemLines), all of it with --verbose.
 # Ray Train's own actors: their tracebacks are Ray's (e.g. "Failed to send resource request ... safe to ignore" on a

@@ -363,7 +363,7 @@ def main(argv=None, artefacts=None, echo=True, ray_started=False):
         with showing_epochs(progress) if progress else contextlib.nullcontext() as show_epochs:
             callbacks = [show_epochs] if show_epochs else []
             trainer = make_trainer(config, scaling, RUN_NAME, storage_path, callbacks)
-            result = fit(trainer)
+            result = trainer.fit()
         summary = write_results(run_dir, result)
     finally:
         if started:
@@ -382,17 +382,6 @@ def main(argv=None, artefacts=None, echo=True, ray_started=False):
                 "learning rate (training.optimizer.lr) or clip gradients (training.grad_clip_norm)"
             )
     return summary
-
-
-def fit(trainer):
-    """trainer.fit(); a run none of whose checkpoints can be read stops with that message, not a traceback."""
-    try:
-        return trainer.fit()
-    except ray.train.WorkerGroupError as error:
-        unreadable = [e for e in error.worker_failures.values() if isinstance(e, CheckpointUnreadable)]
-        if unreadable:
-            raise SystemExit(str(unreadable[0])) from unreadable[0]
-        raise
 
 
 def write_results(run_dir, result):
@@ -647,42 +636,6 @@ def write_files(run_dir, files):
 def own_source():
     with open(__file__, encoding="utf-8") as handle:
         return handle.read()
-
-
-class CheckpointUnreadable(Exception):
-    """No checkpoint of the run can be read: the run stops, naming them (a message, not a traceback)."""
-
-
-def readable_checkpoint(checkpoint, read):
-    """(checkpoint, read(its directory)) for the checkpoint Ray resumes from or, when that cannot be read (a file
-    cut short by a full disk, say), for the newest earlier one of the run that can, with a warning naming the ones
-    passed over; (None, None) with nothing to resume from."""
-    passed_over = []
-    for candidate in [checkpoint, *earlier_checkpoints(checkpoint)] if checkpoint else []:
-        try:
-            with candidate.as_directory() as directory:
-                state = read(directory)
-        except Exception as error:  # whatever made it unreadable, it is named below
-            passed_over.append(f"{candidate.path} ({type(error).__name__}: {error})")
-            continue
-        if passed_over:
-            print(f"warning: resuming from {candidate.path}: cannot read {'; '.join(passed_over)}", file=sys.stderr)
-        return candidate, state
-    if passed_over:
-        raise CheckpointUnreadable(
-            f"cannot resume: no checkpoint of this run can be read: {'; '.join(passed_over)}. "
-            "Remove the run directory to start the run again, or start it under another --storage-path"
-        )
-    return None, None
-
-
-def earlier_checkpoints(checkpoint):
-    """The run's checkpoints saved before `checkpoint`, newest first (Ray names them in order: checkpoint_<n>)."""
-    folder, name = checkpoint.path.rstrip("/").rsplit("/", 1)
-    entries = checkpoint.filesystem.get_file_info(pyarrow.fs.FileSelector(folder))
-    names = [entry.base_name for entry in entries if entry.type == pyarrow.fs.FileType.Directory]
-    earlier = sorted((n for n in names if n.startswith("checkpoint_") and n < name), reverse=True)
-    return [type(checkpoint)(f"{folder}/{n}", checkpoint.filesystem) for n in earlier]
 
 
 # Ray's own output, kept out of the console: its workers' and actors' lines and its driver-side log records go to
