@@ -100,3 +100,53 @@ def test_keras_steps_per_epoch_bound_each_workers_steps(tmp_path, spec_file, fac
     assert per_worker_epoch == expected
     header, _rows = read_results(result.run_dir)
     assert header == ["epoch", "train_loss", "train_accuracy", "val_loss", "val_accuracy"]  # torch's names
+
+
+ASHA_SPEC = """\
+specc: 1
+name: train-accuracy-asha
+framework: torch
+model: {type: mlp, hidden_sizes: [32]}
+dataset: {type: digits, batch_size: 32}
+training:
+  epochs: 4
+  optimizer: {type: sgd, lr: 0.05, momentum: 0.9}
+  metrics: [accuracy]
+  steps_per_epoch: 10
+  train_metrics: true
+  checkpoint_every: never
+scaling: {num_workers: 1}
+tune:
+  metric: train_accuracy
+  mode: max
+  num_samples: 1
+  max_concurrent_trials: 2
+  space:
+    training.optimizer.lr: {grid: [0.1, 0.05, 1.0e-6, 1.0e-6]}
+scheduler: {type: asha, grace_period: 1, reduction_factor: 2}
+"""
+
+
+def test_train_accuracy_drives_asha(tmp_path, spec_file, local_ray):
+    import csv
+    import json
+
+    spec = spec_file(ASHA_SPEC)
+    result = run_spec(spec, storage_path=tmp_path / "runs", quiet=True)
+
+    with open(f"{result.run_dir}/results.csv", newline="", encoding="utf-8") as handle:
+        trials = list(csv.DictReader(handle))
+    histories = {}
+    for trial in trials:
+        lines = (tmp_path / "runs" / "train-accuracy-asha" / f"trial_{trial['trial_id']}" / "result.json").read_text()
+        histories[trial["trial_id"]] = [json.loads(line) for line in lines.splitlines() if line.strip()]
+    lr = {trial["trial_id"]: float(trial["training.optimizer.lr"]) for trial in trials}
+    assert all("train_accuracy" in epoch for history in histories.values() for epoch in history)
+    # The two untrainable trials (lr 1e-6) start after the two good ones recorded their rungs: ASHA, comparing
+    # train_accuracy, stops them before the last epoch; only good ones run all 4.
+    finished = [t for t, history in histories.items() if len(history) == 4]
+    assert finished and all(lr[t] > 1e-3 for t in finished)
+    assert all(len(histories[t]) < 4 for t in lr if lr[t] < 1e-3)
+    assert read_best(result.run_dir)["metrics"]["train_accuracy"] == max(
+        history[-1]["train_accuracy"] for history in histories.values()
+    )
