@@ -221,8 +221,8 @@ def use_cpus():
 
 
 class ReportEpoch(keras.callbacks.Callback):
-    """Reports each epoch with the names the torch scripts use (train_loss, val_loss, val_<metric>);
-    every worker reports (it is a barrier). training.checkpoint_every is never: no checkpoints."""
+    """Reports each epoch with the names the torch scripts use (train_loss, val_loss, val_<metric>), with no
+    checkpoint (training.checkpoint_every is never). Every worker reports (it is a barrier)."""
 
     def __init__(self, history, training, rank):
         super().__init__()
