@@ -212,15 +212,6 @@ def framework_support(e: Experiment, at: Locator) -> Iterator[Problem]:
                     ("training", field),
                     "e.g. " + " or ".join(f"{field}: {n}" for n in fits),
                 )
-        if getattr(e.dataset, "loader", None) == "ray_data":
-            for field in ("steps_per_epoch", "validation_steps"):
-                if getattr(e.training, field) is not None:
-                    yield at(
-                        "E207",
-                        f"training.{field} is not yet supported by tensorflow with loader ray_data",
-                        ("training", field),
-                        "use loader: torch_dataloader (the default), or framework torch",
-                    )
         if e.scaling.backend is not None:
             yield at(
                 "E207",

@@ -153,3 +153,26 @@ def test_keras_reports_train_metrics_under_the_torch_names_and_no_checkpoint(wri
     assert list(metrics) == script.REPORTED and not saved
     assert (metrics["train_accuracy"], metrics["train_top5_accuracy"]) == (0.4, 0.7)
     assert not hasattr(script, "read_state") and "zipfile" not in script.__dict__
+
+
+class Shard:
+    """Batches as a Ray Dataset shard's iter_tf_batches gives them (a stand-in for the data only)."""
+
+    def __init__(self, rows, np):
+        self.x, self.y = np.random.default_rng(0).normal(size=(rows, 4)).astype("float32"), np.arange(rows) % 2
+
+    def iter_tf_batches(self, batch_size, local_shuffle_buffer_size=None):
+        for start in range(0, len(self.y), batch_size):
+            yield {"x": self.x[start : start + batch_size], "y": self.y[start : start + batch_size]}
+
+
+@pytest.mark.parametrize(("epoch_rows", "max_batches", "rows"), [(48, None, 48), (None, None, 100), (48, 1, 32)])
+def test_keras_ray_data_batches_stop_after_the_epochs_rows(write_spec, epoch_rows, max_batches, rows):
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("tensorflow")
+    spec = SPEC.format(framework="tensorflow", training=", steps_per_epoch: 3").replace(
+        "dataset: {type: digits, batch_size: 16}", "dataset: {type: digits, batch_size: 16, loader: ray_data}"
+    )
+    script = script_of(write_spec, spec + TUNE)  # lean: the pipeline itself, no shard of this worker's
+    batches = script.tf_batches(Shard(100, np), 32, max_batches, [4], shuffle=False, epoch_rows=epoch_rows)
+    assert sum(len(y) for _x, y in batches) == rows
