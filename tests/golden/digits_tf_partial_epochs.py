@@ -191,7 +191,7 @@ def train_func(config):
         model = build_model(config["model"], input_shape, num_outputs)
         compile_model(model, training)
 
-    callbacks = [ReportEpoch(history, training, rank)]
+    callbacks = [ReportEpoch(history)]
     model.fit(
         train,
         validation_data=val,
@@ -224,9 +224,9 @@ class ReportEpoch(keras.callbacks.Callback):
     """Reports each epoch with the names the torch scripts use (train_loss, val_loss, val_<metric>), with no
     checkpoint (training.checkpoint_every is never). Every worker reports (it is a barrier)."""
 
-    def __init__(self, history, training, rank):
+    def __init__(self, history):
         super().__init__()
-        self.history, self.training, self.rank = history, training, rank
+        self.history = history
 
     def on_epoch_end(self, epoch, logs=None):
         metrics = {"epoch": epoch, "train_loss": float(logs["loss"])}

@@ -145,7 +145,7 @@ def test_keras_reports_train_metrics_under_the_torch_names_and_no_checkpoint(wri
     training = ", train_metrics: true, checkpoint_every: never"
     script = script_of(write_spec, SPEC.format(framework="tensorflow", training=training) + TUNE)
     script.tune = Session()
-    callback = script.ReportEpoch([], script.CONFIG["training"], rank=0)
+    callback = script.ReportEpoch([])
     callback.model = types.SimpleNamespace(stop_training=False)
     logs = {"loss": 2.0, "accuracy": 0.4, "top5_accuracy": 0.7, "val_loss": 2.1, "val_accuracy": 0.3}
     callback.on_epoch_end(0, {**logs, "val_top5_accuracy": 0.6})
