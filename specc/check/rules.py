@@ -95,8 +95,23 @@ def needs_tune(e: Experiment, at: Locator) -> Iterator[Problem]:
 
 
 def needs_checkpoints(e: Experiment, at: Locator) -> Iterator[Problem]:
-    scheduler = e.scheduler
+    scheduler, every = e.scheduler, e.training.checkpoint_every
+    if every == "never" and e.run.max_failures:
+        yield at(
+            "E206",
+            f"run.max_failures {e.run.max_failures} retries from the last checkpoint, but checkpoint_every is never",
+            ("run", "max_failures"),
+            "write checkpoints (checkpoint_every: 1, or 0 for the end only), or max_failures: 0",
+        )
     if scheduler is None or scheduler.type not in ("pbt", "pb2"):
+        return
+    if every == "never":
+        yield at(
+            "E206",
+            f"{scheduler.type} copies checkpoints between trials, but checkpoint_every is never",
+            ("training", "checkpoint_every"),
+            "checkpoint every epoch: checkpoint_every: 1",
+        )
         return
     if e.scaling.num_workers > 1:
         yield at(
@@ -115,7 +130,6 @@ def needs_checkpoints(e: Experiment, at: Locator) -> Iterator[Problem]:
             ("run", "checkpoints_to_keep"),
             "keep at least 3, or null to keep all",
         )
-    every = e.training.checkpoint_every
     if every == 0:
         yield at(
             "E206",
@@ -151,6 +165,10 @@ def metrics_reported(e: Experiment, at: Locator) -> Iterator[Problem]:
         if name not in reported:
             if name.startswith("val_") and name[4:] in METRIC_TASK:
                 hint = f"add {name[4:]} to training.metrics"
+            elif name.startswith("train_") and name[6:] in (e.training.metrics or ()):
+                hint = "report metrics on the training batches too: training.train_metrics: true"
+            elif name.startswith("train_") and name[6:] in METRIC_TASK:
+                hint = f"add {name[6:]} to training.metrics and set training.train_metrics: true"
             else:
                 hint = did_you_mean(name, reported)
             yield at("E201", f"'{name}' is not reported; this spec reports: {', '.join(reported)}", path, hint)
@@ -182,6 +200,18 @@ def framework_support(e: Experiment, at: Locator) -> Iterator[Problem]:
             yield at("E207", f"keras.applications has no {e.model.name}", ("model", "name"), hint)
         if e.dataset.type == "torchvision":
             yield at("E207", "torchvision datasets need framework torch", ("dataset", "type"))
+        workers = e.scaling.num_workers
+        for field in ("steps_per_epoch", "validation_steps"):
+            steps = getattr(e.training, field)
+            if workers > 1 and steps is not None and steps % workers:
+                fits = sorted({max(workers, steps // workers * workers), -(-steps // workers) * workers})
+                yield at(
+                    "E207",
+                    f"with tensorflow on {workers} workers, {field} {steps} is not a multiple of num_workers: "
+                    "MultiWorkerMirroredStrategy splits each global batch into one step per worker",
+                    ("training", field),
+                    "e.g. " + " or ".join(f"{field}: {n}" for n in fits),
+                )
         if e.scaling.backend is not None:
             yield at(
                 "E207",

@@ -92,6 +92,11 @@ def context(plan: Plan, script_name: str) -> dict:
         "num_outputs_expr": Code(str(plan.num_outputs) if plan.num_outputs else "int(y_train.max()) + 1"),
         "metric_sums": _metric_sums(plan),
         "metric_names": _metric_names(plan),
+        "train_metric_sums": _metric_sums(plan, loss="loss.detach() * len(yb)"),
+        "train_metric_names": _metric_names(plan, prefix="train_"),
+        "checkpoints": e.training.checkpoint_every != "never",
+        "partial_epoch": _set_or_searched(e, "steps_per_epoch"),
+        "partial_validation": _set_or_searched(e, "validation_steps"),
         "checkpoint_args": Code(_checkpoint_args(plan)),
         "runtime_env": runtime_env,
         "backend": Code(_backend(plan)),
@@ -159,10 +164,11 @@ def _imports(plan: Plan) -> list[str]:
         "socket",
         "stat",
         "sys",
-        "tempfile",
         "time",
         "numpy as np",
     }
+    if plan.experiment.training.checkpoint_every != "never":
+        modules.add("tempfile")  # a checkpoint is written to a temporary directory, then reported
     modules |= {"pyarrow.fs", "ray"}
     torch = plan.experiment.framework == "torch"
     if not torch:
@@ -196,18 +202,28 @@ def _shows_epochs_from_workers(plan: Plan) -> bool:
     return plan.shape == "train" and plan.experiment.scaling.num_workers > 0
 
 
-def _metric_sums(plan: Plan) -> list[Code]:
-    sums = ["loss_fn(outputs, yb) * len(yb)", "torch.tensor(float(len(yb)), device=device)"]
+def _metric_sums(plan: Plan, loss: str = "loss_fn(outputs, yb) * len(yb)") -> list[Code]:
+    """The per-batch sums of the loss, the example count and each metric (validation's, or with `loss` the
+    training step's own)."""
+    sums = [loss, "torch.tensor(float(len(yb)), device=device)"]
     binary = plan.experiment.training.loss == "bce_with_logits"
     for metric in plan.experiment.training.metrics:
         sums.append(METRIC_SUMS["binary_accuracy" if metric == "accuracy" and binary else metric])
     return [Code(expression) for expression in sums]
 
 
-def _metric_names(plan: Plan) -> list[tuple[str, int]]:
-    names = [("val_loss", 0)]
-    names += [(f"val_{metric}", index + 2) for index, metric in enumerate(plan.experiment.training.metrics)]
+def _metric_names(plan: Plan, prefix: str = "val_") -> list[tuple[str, int]]:
+    names = [(f"{prefix}loss", 0)]
+    names += [(f"{prefix}{metric}", index + 2) for index, metric in enumerate(plan.experiment.training.metrics)]
     return names
+
+
+def _set_or_searched(e, field: str) -> bool:
+    """Whether training.<field> has a value in the spec or is searched in tune.space (then a trial's may be null)."""
+    from specc.check.search_space import space_entries
+
+    path = f"training.{field}"
+    return getattr(e.training, field) is not None or any(path in entries for _kind, _where, entries in space_entries(e))
 
 
 def runtime_env_of(experiment) -> dict:

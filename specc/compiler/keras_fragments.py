@@ -58,7 +58,9 @@ def _target_spec(plan: Plan) -> str:
 
 def tensorflow_modules(plan: Plan) -> set[str]:
     """The modules a tensorflow script imports beyond the ones every script does."""
-    modules = {"tensorflow as tf", "tf_keras as keras", "zipfile"}  # zipfile: a checkpoint's model.keras is read whole
+    modules = {"tensorflow as tf", "tf_keras as keras"}
+    if plan.experiment.training.checkpoint_every != "never":
+        modules.add("zipfile")  # a checkpoint's model.keras is read whole
     modules |= SCHEDULE_MODULES[plan.experiment.training.lr_schedule.type]
     if plan.shape != "tune":
         modules |= {"ray.train", "ray.train.tensorflow"}

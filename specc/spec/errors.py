@@ -61,7 +61,10 @@ CODES: dict[str, tuple[str, str]] = {
     "E203": ("space-value-invalid", "a value the search space can produce is not valid for its field"),
     "E204": ("search-unsupported", "the search algorithm cannot sample this distribution"),
     "E205": ("needs-tune", "a `scheduler` or `stop` section without a `tune` section"),
-    "E206": ("needs-checkpointing", "pbt/pb2 exploit checkpoints, but the spec does not write them often enough"),
+    "E206": (
+        "needs-checkpointing",
+        "pbt/pb2 or retries (`run.max_failures`) need checkpoints the spec does not write (often enough)",
+    ),
     "E207": ("framework-mismatch", "a model, dataset or setting that the chosen framework does not support"),
     "E208": ("task-mismatch", "a loss or metric that does not fit the dataset's task or class count"),
     "E209": ("scheduler-budget", "scheduler budgets that contradict each other or `training.epochs`"),

@@ -85,7 +85,9 @@ class Experiment(Section):
 
     def reported_metrics(self) -> list[str]:
         """Every metric name a trial reports each epoch (SPEC §5)."""
-        return ["epoch", "train_loss", "val_loss", *(f"val_{name}" for name in self.training.metrics or ())]
+        metrics = self.training.metrics or ()
+        train = [f"train_{name}" for name in metrics] if self.training.train_metrics else []
+        return ["epoch", "train_loss", *train, "val_loss", *(f"val_{name}" for name in metrics)]
 
 
 def _fill(owner, section: str, **defaults) -> None:

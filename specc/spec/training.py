@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Annotated, Literal, Union
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
 from specc.spec.base import NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, Section, Seed, describe
@@ -17,6 +17,11 @@ Beta = Annotated[float, Field(ge=0, lt=1)]
 Decay = Annotated[float, Field(gt=0, le=1)]
 
 REGRESSION_LOSSES = ("mse", "l1", "huber")
+# N epochs or never: one error for a wrong value (a number's range, or the word's choice), not one per member.
+Cadence = Annotated[
+    Union[Annotated[NonNegativeInt, Tag("int")], Annotated[Literal["never"], Tag("str")]],
+    Discriminator(lambda value: "str" if isinstance(value, str) else "int"),
+]
 
 
 class SGD(Section):
@@ -95,7 +100,8 @@ LRSchedule = Annotated[Union[NoSchedule, StepLR, MultiStepLR, CosineLR, Exponent
 
 
 class Training(Section):
-    """How each trial trains. One report per epoch: `epoch`, `train_loss`, `val_loss` and `val_<metric>`."""
+    """How each trial trains. One report per epoch: `epoch`, `train_loss`, `val_loss` and `val_<metric>`
+    (and `train_<metric>` with train_metrics)."""
 
     epochs: PositiveInt = describe("Epochs to train; one report per epoch (Tune's training_iteration).", 10)
     loss: Loss | None = describe(
@@ -115,4 +121,21 @@ class Training(Section):
     grad_clip_norm: PositiveFloat | None = describe("Clip the gradients' global norm to this value.", None)
     mixed_precision: bool = describe("Automatic mixed precision on GPU (a no-op on CPU).", False)
     seed: Seed = describe("Seed for weights and batch order; each worker adds its rank.", 0)
-    checkpoint_every: NonNegativeInt = describe("Write a checkpoint every N epochs; 0 = only at the end.", 1)
+    checkpoint_every: Cadence = describe(
+        "Write a checkpoint every N epochs and after the last; 0 = only at the end; never = no checkpoints "
+        "(no pbt/pb2, run.max_failures or --resume).",
+        1,
+    )
+    steps_per_epoch: PositiveInt | None = describe(
+        "At most this many training batches per worker in an epoch (Keras' steps_per_epoch; each epoch a new "
+        "pass); null = a full pass. With tensorflow on several workers, a multiple of num_workers.",
+        None,
+    )
+    validation_steps: PositiveInt | None = describe(
+        "At most this many validation batches per worker in an epoch; null = a full pass.", None
+    )
+    train_metrics: bool = describe(
+        "Also report each metrics entry computed on the epoch's training batches as train_<name> "
+        "(e.g. train_accuracy).",
+        False,
+    )

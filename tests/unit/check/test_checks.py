@@ -38,6 +38,56 @@ def test_reported_metrics_follow_training_metrics():
     assert experiment.reported_metrics() == ["epoch", "train_loss", "val_loss", "val_accuracy", "val_top5_accuracy"]
 
 
+def test_train_metrics_report_each_metric_on_the_training_batches():
+    experiment = Experiment.model_validate(
+        {
+            "specc": 1,
+            "name": "x",
+            "framework": "torch",
+            "model": {"type": "mlp"},
+            "dataset": {"type": "digits"},
+            "training": {"metrics": ["accuracy", "top5_accuracy"], "train_metrics": True},
+        }
+    )
+    assert experiment.reported_metrics() == [
+        "epoch",
+        "train_loss",
+        "train_accuracy",
+        "train_top5_accuracy",
+        "val_loss",
+        "val_accuracy",
+        "val_top5_accuracy",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("training", "metric", "hint"),
+    [
+        ("{epochs: 2}", "train_accuracy", "report metrics on the training batches too: training.train_metrics: true"),
+        (
+            "{epochs: 2, train_metrics: true}",
+            "train_top5_accuracy",
+            "add top5_accuracy to training.metrics and set training.train_metrics: true",
+        ),
+        (
+            "{epochs: 2}",
+            "train_top5_accuracy",
+            "add top5_accuracy to training.metrics and set training.train_metrics: true",
+        ),
+    ],
+)
+def test_train_metric_needs_train_metrics(write_spec, training, metric, hint):
+    spec = MINIMAL.replace("training: {epochs: 2}", f"training: {training}")
+    report = api.check_file(write_spec(spec + f"tune: {{metric: {metric}, mode: max}}\n"))
+    assert [(p.code, p.path, p.hint) for p in report.problems] == [("E201", "tune.metric", hint)]
+
+
+def test_train_metric_may_drive_the_search_and_stop_it(write_spec):
+    spec = MINIMAL.replace("training: {epochs: 2}", "training: {epochs: 2, train_metrics: true}")
+    spec += "tune: {metric: train_accuracy, mode: max}\nstop: {when: ['train_accuracy >= 0.99']}\n"
+    assert codes(write_spec, spec) == []
+
+
 def test_unknown_metric_lists_reported_names(write_spec):
     report = api.check_file(write_spec(MINIMAL + "tune: {metric: val_acc, mode: max}\n"))
     (problem,) = report.problems
@@ -162,6 +212,16 @@ def test_pbt_needs_checkpoints(write_spec):
     assert codes(write_spec, spec) == [("E206", "scheduler.perturbation_interval")]
 
 
+def test_pbt_and_retries_need_checkpoints_that_never_come(write_spec):
+    spec = with_space("model.dropout: {uniform: [0.0, 0.5]}") + PBT.format(interval=1)
+    spec = spec.replace("training: {epochs: 2}", "training: {epochs: 10, checkpoint_every: never}")
+    assert codes(write_spec, spec) == [("E206", "training.checkpoint_every")]
+    never = MINIMAL.replace("training: {epochs: 2}", "training: {epochs: 2, checkpoint_every: never}")
+    assert codes(write_spec, never) == []
+    assert codes(write_spec, never + "run: {max_failures: -1}\n") == [("E206", "run.max_failures")]
+    assert codes(write_spec, never + "run: {max_failures: 0}\n") == []
+
+
 def test_pbt_mutations_are_checked_like_the_space(write_spec):
     spec = with_space("model.dropout: {uniform: [0.0, 0.5]}").replace("training: {epochs: 2}", "training: {epochs: 10}")
     spec += PBT.format(interval=2).replace("training.optimizer.lr", "training.optimizer.rate")
@@ -277,3 +337,25 @@ def test_only_adamw_weight_decay_means_the_same_in_keras(write_spec):
         "training: {epochs: 2}", "training: {epochs: 2, optimizer: {type: sgd, weight_decay: 0.01}}"
     )
     assert codes(write_spec, torch_sgd) == []
+
+
+def test_partial_epochs_with_keras_on_ray_data_are_accepted(write_spec):
+    spec = MINIMAL.replace("framework: torch", "framework: tensorflow").replace(
+        "training: {epochs: 2}", "training: {epochs: 2, steps_per_epoch: 4, validation_steps: 2}"
+    )
+    assert codes(write_spec, spec) == []
+    ray_data = spec.replace("dataset: {type: digits}", "dataset: {type: digits, loader: ray_data}")
+    assert codes(write_spec, ray_data) == []
+
+
+def test_keras_partial_epochs_on_several_workers_are_a_multiple_of_them(write_spec):
+    spec = MINIMAL.replace("framework: torch", "framework: tensorflow").replace(
+        "training: {epochs: 2}", "training: {epochs: 2, steps_per_epoch: 3, validation_steps: 4}"
+    )
+    assert codes(write_spec, spec) == []  # one worker
+    two = spec + "scaling: {num_workers: 2}\n"
+    report = api.check_file(write_spec(two))
+    assert [(p.code, p.path, p.hint) for p in report.problems] == [
+        ("E207", "training.steps_per_epoch", "e.g. steps_per_epoch: 2 or steps_per_epoch: 4")
+    ]
+    assert codes(write_spec, two.replace("framework: tensorflow", "framework: torch")) == []

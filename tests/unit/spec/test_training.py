@@ -18,6 +18,9 @@ def test_defaults(shown):
         "mixed_precision": False,
         "seed": 0,
         "checkpoint_every": 1,
+        "steps_per_epoch": None,
+        "validation_steps": None,
+        "train_metrics": False,
     }
 
 
@@ -75,6 +78,10 @@ def test_show_fills_cosine_t_max_with_the_epochs(shown):
         ("{mixed_precision: 1}", [("E103", "training.mixed_precision")]),
         ("{seed: -1}", [("E106", "training.seed")]),
         ("{checkpoint_every: -1}", [("E106", "training.checkpoint_every")]),
+        ("{checkpoint_every: always}", [("E104", "training.checkpoint_every")]),
+        ("{steps_per_epoch: 0}", [("E106", "training.steps_per_epoch")]),
+        ("{validation_steps: 1.5}", [("E103", "training.validation_steps")]),
+        ("{train_metrics: yes please}", [("E103", "training.train_metrics")]),
         ("{optimizer: {type: sgd, lr: 0}}", [("E106", "training.optimizer.lr")]),
         ("{optimizer: {type: sgd, momentum: 1.0}}", [("E106", "training.optimizer.momentum")]),
         ("{optimizer: {type: sgd, nesterov: true}}", [("E100", "training.optimizer.nesterov")]),
@@ -200,3 +207,11 @@ def test_reported_metrics(report, dataset, training, reported):
     result = report(f"dataset: {dataset}\ntraining: {training}")
     assert result.problems == []
     assert result.experiment.reported_metrics() == reported
+
+
+def test_partial_epochs_never_checkpoint_and_train_metrics_are_accepted(shown):
+    training = shown(
+        "training: {steps_per_epoch: 20, validation_steps: 5, checkpoint_every: never, train_metrics: true}"
+    )["training"]
+    assert (training["steps_per_epoch"], training["validation_steps"]) == (20, 5)
+    assert (training["checkpoint_every"], training["train_metrics"]) == ("never", True)
