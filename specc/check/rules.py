@@ -258,18 +258,7 @@ def model_takes_data(e: Experiment, at: Locator) -> Iterator[Problem]:
         )
         return
     if model.type == "cnn" and shape:
-        side = min(shape[1], shape[2])
-        for block in range(len(model.channels)):
-            side //= 2
-            if side < 1:
-                yield at(
-                    "E210",
-                    f"{len(model.channels)} conv blocks each halve the {shape[1]}x{shape[2]} image; "
-                    f"block {block + 1} has nothing left to pool",
-                    ("model", "channels"),
-                    f"use at most {block} conv blocks",
-                )
-                break
+        yield from _cnn_fits(model, shape, at)
     if model.type == "keras_application" and shape and min(shape[1:]) < KERAS_MIN_SIDE.get(model.name, 32):
         need = KERAS_MIN_SIDE.get(model.name, 32)
         yield at(
@@ -293,6 +282,93 @@ def model_takes_data(e: Experiment, at: Locator) -> Iterator[Problem]:
             f"normalize has {len(normalize.mean)} values per statistic, but the images have {shape[0]} channel(s)",
             ("dataset", "normalize", "mean"),
         )
+
+
+def _cnn_fits(model, shape: tuple[int, int, int], at: Locator) -> Iterator[Problem]:
+    """Follow the image's smaller side through the conv blocks: a valid conv takes kernel_size - 1 off it, a pool
+    needs a full window and leaves (side - size) // stride + 1; the first block with nothing left is the problem."""
+    side = min(shape[1], shape[2])
+    image = f"the {shape[1]}x{shape[2]} image"
+    for block in range(len(model.channels)):
+        if model.padding == "valid":
+            if side < model.kernel_size:
+                yield at(
+                    "E210",
+                    f"with padding valid each {model.kernel_size}x{model.kernel_size} conv shrinks {image}; "
+                    f"conv block {block + 1} gets {side}x{side} pixels, less than its kernel",
+                    ("model", "padding"),
+                    f"use padding same, a smaller kernel_size or at most {block} conv blocks",
+                )
+                return
+            side -= model.kernel_size - 1
+        if model.pool is None:
+            continue
+        if side < model.pool.size:
+            if (model.pool.size, model.pool.stride) == (2, 2):
+                shrinks, left = "halve", "nothing left to pool"
+            else:
+                shrinks, left = "shrink", f"{side}x{side} pixels, less than its pool size {model.pool.size}"
+            yield at(
+                "E210",
+                f"{len(model.channels)} conv blocks each {shrinks} {image}; block {block + 1} has {left}",
+                ("model", "channels"),
+                f"use at most {block} conv blocks" + (", or pool: null" if block == 0 else ""),
+            )
+            return
+        side = (side - model.pool.size) // model.pool.stride + 1
+
+
+def batch_sizes(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """Exactly one of batch_size and global_batch_size; the workers divide a global batch evenly."""
+    dataset = e.dataset
+    if dataset.batch_size is not None and dataset.global_batch_size is not None:
+        yield at(
+            "E220",
+            "batch_size and global_batch_size are both set: give the batch per worker or across all workers",
+            ("dataset", "global_batch_size"),
+            "remove one of them",
+        )
+        return
+    if dataset.batch_size is None and dataset.global_batch_size is None:
+        yield at(
+            "E220",
+            "batch_size is null, but there is no global_batch_size to take its place",
+            ("dataset", "batch_size"),
+            "set batch_size (per worker) or global_batch_size (across the workers)",
+        )
+        return
+    if dataset.global_batch_size is None:
+        return
+    workers = e.scaling.num_workers  # never searched: Ray reserves a trial's workers before it samples
+    if workers > 1 and dataset.global_batch_size % workers:
+        low = dataset.global_batch_size - dataset.global_batch_size % workers
+        yield at(
+            "E211",
+            f"global_batch_size {dataset.global_batch_size} cannot be split evenly across {workers} workers",
+            ("dataset", "global_batch_size"),
+            f"use a multiple of {workers}, e.g. {low or workers} or {low + workers}",
+        )
+    for _kind, where, entries in space_entries(e):
+        if "dataset.global_batch_size" not in entries or workers < 2:
+            continue
+        uneven = [size for size in _searched_values(entries["dataset.global_batch_size"]) if size % workers]
+        if uneven:
+            yield at(
+                "E211",
+                f"global_batch_size {uneven[0]}, a value the search can take, cannot be split evenly across "
+                f"{workers} workers",
+                (*where, "dataset.global_batch_size"),
+                f"search multiples of {workers}",
+                key=True,
+            )
+
+
+def _searched_values(distribution) -> list:
+    """The values a choice or grid (or a plain list of mutations) can produce; none for ranges, which run time
+    checks."""
+    if isinstance(distribution, list):
+        return distribution
+    return list(distribution.args) if getattr(distribution, "kind", None) in ("choice", "grid") else []
 
 
 def scaling_consistent(e: Experiment, at: Locator) -> Iterator[Problem]:
@@ -399,6 +475,7 @@ RULES = (
     task_fit,
     model_takes_data,
     scaling_consistent,
+    batch_sizes,
     metrics_reported,
     mode_direction,
     space_paths,

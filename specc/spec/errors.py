@@ -73,6 +73,7 @@ CODES: dict[str, tuple[str, str]] = {
         "factory-refused",
         "a factory that is not a function or class defined in a module of the project or of an installed package",
     ),
+    "E220": ("batch-size-twice", "batch_size and global_batch_size both set (or neither): give exactly one"),
     # E4xx: running
     "E401": (
         "run-refused",
