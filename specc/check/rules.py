@@ -337,6 +337,17 @@ def batch_sizes(e: Experiment, at: Locator) -> Iterator[Problem]:
             "set batch_size (per worker) or global_batch_size (across the workers)",
         )
         return
+    given = "global_batch_size" if dataset.global_batch_size is not None else "batch_size"
+    other = "batch_size" if given == "global_batch_size" else "global_batch_size"
+    for _kind, where, entries in space_entries(e):
+        if f"dataset.{other}" in entries:
+            yield at(
+                "E220",
+                f"the search sets dataset.{other}, but the spec gives {given}: a trial would have both",
+                (*where, f"dataset.{other}"),
+                f"search dataset.{given} instead",
+                key=True,
+            )
     if dataset.global_batch_size is None:
         return
     workers = e.scaling.num_workers  # never searched: Ray reserves a trial's workers before it samples

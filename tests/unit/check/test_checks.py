@@ -355,3 +355,12 @@ def test_global_batch_size_resolves_without_batch_size(write_spec):
     )
     again = api.check_file(write_spec(dump_spec(report.experiment)))
     assert again.problems == [] and dump_spec(again.experiment) == dump_spec(report.experiment)
+
+
+def test_a_search_sets_the_batch_size_the_spec_gives(write_spec):
+    spec = with_space("dataset.global_batch_size: {choice: [32, 64]}")
+    assert codes(write_spec, spec) == [("E220", "tune.space[dataset.global_batch_size]")]
+    spec = with_space("dataset.batch_size: {choice: [32, 64]}").replace(
+        "{type: digits}", "{type: digits, global_batch_size: 64}"
+    )
+    assert codes(write_spec, spec) == [("E220", "tune.space[dataset.batch_size]")]
