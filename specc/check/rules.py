@@ -382,6 +382,27 @@ def _searched_values(distribution) -> list:
     return list(distribution.args) if getattr(distribution, "kind", None) in ("choice", "grid") else []
 
 
+SIZES = {"digits": 1797, "iris": 150, "wine": 178, "breast_cancer": 569}  # scikit-learn's bundled sets
+
+
+def subset_fits(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """A subset no larger than the split it is taken from, where the data set's size is known before it is read."""
+    dataset = e.dataset
+    count = SIZES.get(dataset.type) or getattr(dataset, "n_samples", None)
+    if dataset.subset is None or count is None:
+        return
+    n_val = max(1, int(count * dataset.validation_fraction))
+    for split, size in (("train", count - n_val), ("validation", n_val)):
+        wanted = getattr(dataset.subset, split)
+        if wanted > size:
+            yield at(
+                "E100",
+                f"subset.{split} asks for {wanted} examples, but the {split} split of {dataset.type} has {size}",
+                ("dataset", "subset", split),
+                f"use at most {size}, or change validation_fraction",
+            )
+
+
 def scaling_consistent(e: Experiment, at: Locator) -> Iterator[Problem]:
     scaling = e.scaling
     if scaling.backend == "nccl" and not scaling.use_gpu:
@@ -487,6 +508,7 @@ RULES = (
     model_takes_data,
     scaling_consistent,
     batch_sizes,
+    subset_fits,
     metrics_reported,
     mode_direction,
     space_paths,

@@ -137,6 +137,7 @@ def _data(e) -> dict:
         "shuffle": _choice(e, "dataset.shuffle", dataset.shuffle, True),
         "standardize": _choice(e, "dataset.standardize", dataset.standardize, True),
         "global_batch": dataset.global_batch_size is not None,
+        "subset": dataset.subset is not None,
     }
 
 

@@ -103,6 +103,7 @@ READ_WHEN = {
     ("dataset", "batch_size"): lambda value: value is not None,
     ("dataset", "shuffle"): lambda value: False,
     ("dataset", "standardize"): lambda value: False,
+    ("dataset", "subset"): lambda value: value is not None,
 }
 
 

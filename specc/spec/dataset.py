@@ -27,6 +27,13 @@ from specc.spec.base import (
 Task = Literal["classification", "regression"]
 
 
+class Subset(Section):
+    """Only the first examples of each split, after the seeded shuffle: quick experiments and tests."""
+
+    train: PositiveInt = describe("Training examples kept.")
+    validation: PositiveInt = describe("Validation examples kept.")
+
+
 class DatasetBase(Section):
     batch_size: PositiveInt | None = describe(
         "Examples per batch on each worker (null when global_batch_size is given).", 32
@@ -41,6 +48,9 @@ class DatasetBase(Section):
     shuffle: bool = describe("Reshuffle the training examples each epoch; false: the same order every epoch.", True)
     standardize: bool = describe(
         "Standardise tabular features (zero mean, unit variance with the training split's statistics).", True
+    )
+    subset: Subset | None = describe(
+        "Use only the first N examples of each split (after the seeded shuffle); null: all of them.", None
     )
     loader: Literal["torch_dataloader", "ray_data"] = describe(
         "torch_dataloader: in-memory tensors per worker (prepare_data_loader); "

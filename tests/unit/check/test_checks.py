@@ -364,3 +364,20 @@ def test_a_search_sets_the_batch_size_the_spec_gives(write_spec):
         "{type: digits}", "{type: digits, global_batch_size: 64}"
     )
     assert codes(write_spec, spec) == [("E220", "tune.space[dataset.batch_size]")]
+
+
+@pytest.mark.parametrize(
+    ("dataset", "expected"),
+    [
+        ("{type: digits, subset: {train: 1438, validation: 359}}", []),  # 1797 examples: 359 validate
+        ("{type: digits, subset: {train: 1439, validation: 359}}", [("E100", "dataset.subset.train")]),
+        ("{type: iris, subset: {train: 10, validation: 31}}", [("E100", "dataset.subset.validation")]),
+        ("{type: synthetic_classification, n_samples: 100, subset: {train: 80, validation: 20}}", []),
+        ("{type: csv, path: x.csv, subset: {train: 100000, validation: 100000}}", []),  # size known at run time
+    ],
+)
+def test_a_subset_fits_its_split(write_spec, dataset, expected):
+    spec = MINIMAL.replace("{type: digits}", dataset)
+    if "iris" in dataset or "synthetic" in dataset or "csv" in dataset:
+        spec = spec.replace("{type: mlp, hidden_sizes: [16]}", "{type: mlp}")
+    assert codes(write_spec, spec) == expected

@@ -173,3 +173,21 @@ def test_global_batch_size_is_shared_by_the_workers(write_spec):
     tf = script_of(write_spec, data_spec("{type: digits, global_batch_size: 48}", "tensorflow") + LEAN)
     train, _, _, _ = tf.make_loaders(tf.CONFIG, 0, 1, 0)
     assert len(next(iter(train))[1]) == 48
+
+
+def test_subset_keeps_the_first_examples_of_each_shuffled_split(write_spec):
+    for framework in ("torch", "tensorflow"):
+        whole = script_of(write_spec, data_spec("{type: digits}", framework))
+        (x_all, _), (v_all, _) = whole.load_data(whole.CONFIG["dataset"])
+        part = script_of(write_spec, data_spec("{type: digits, subset: {train: 100, validation: 40}}", framework))
+        (x_train, y_train), (x_val, y_val) = part.load_data(part.CONFIG["dataset"])
+        assert (len(x_train), len(y_train), len(x_val), len(y_val)) == (100, 100, 40, 40)
+        assert np.array_equal(x_train, x_all[:100]) and np.array_equal(x_val, v_all[:40])
+    assert 'cfg["subset"]' not in source_of(write_spec, data_spec("{type: digits}"))
+
+
+def test_subset_of_rows_read_with_ray_data_is_a_limit(write_spec):
+    source = source_of(
+        write_spec, data_spec("{type: csv, path: rows.csv, loader: ray_data, subset: {train: 50, validation: 10}}")
+    )
+    assert 'train, val = train.limit(cfg["subset"]["train"]), val.limit(cfg["subset"]["validation"])' in source

@@ -22,6 +22,7 @@ COMMON = {
     "shuffle_seed": 0,
     "shuffle": True,
     "standardize": True,
+    "subset": None,
     "loader": "torch_dataloader",
 }
 LEARNED = {"task": None, "num_classes": None}
