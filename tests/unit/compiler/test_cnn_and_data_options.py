@@ -191,3 +191,38 @@ def test_subset_of_rows_read_with_ray_data_is_a_limit(write_spec):
         write_spec, data_spec("{type: csv, path: rows.csv, loader: ray_data, subset: {train: 50, validation: 10}}")
     )
     assert 'train, val = train.limit(cfg["subset"]["train"]), val.limit(cfg["subset"]["validation"])' in source
+
+
+SEARCHED = """\
+    model.batch_norm: {choice: [true, false]}
+    model.pool.stride: {choice: [1, 2]}
+    model.padding: {choice: [same, valid]}
+    dataset.shuffle: {choice: [true, false]}
+    dataset.standardize: {choice: [true, false]}
+"""
+
+
+@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
+def test_every_new_field_searched_compiles_ruff_clean(write_spec, tmp_path, framework):
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    source = source_of(write_spec, cnn_spec("", framework) + SEARCH + SEARCHED)
+    for key in ("batch_norm", "pool", "padding", "shuffle", "standardize"):
+        assert f'"{key}"' in source.split("RESOLVED_SPEC")[0]  # read from the trial's config
+    script = tmp_path / "searched.py"
+    script.write_text(source, encoding="utf-8")
+    command = [
+        sys.executable,
+        "-m",
+        "ruff",
+        "check",
+        "--config",
+        str(ROOT / "pyproject.toml"),
+        "--no-cache",
+        str(script),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stdout
