@@ -66,7 +66,10 @@ CODES: dict[str, tuple[str, str]] = {
     "E208": ("task-mismatch", "a loss or metric that does not fit the dataset's task or class count"),
     "E209": ("scheduler-budget", "scheduler budgets that contradict each other or `training.epochs`"),
     "E210": ("model-data-mismatch", "a model that cannot take the dataset's input (e.g. a CNN on table rows)"),
-    "E211": ("scaling-mismatch", "scaling settings that contradict each other"),
+    "E211": (
+        "scaling-mismatch",
+        "scaling settings that contradict each other, or a global batch size the workers do not divide",
+    ),
     "E212": ("points-invalid", "a `points_to_evaluate` entry that does not fit the search space"),
     "E213": ("fixed-before-trials", "a search-space key names a setting fixed before trials start (driver-read data)"),
     "E214": (
