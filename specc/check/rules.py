@@ -403,6 +403,22 @@ def subset_fits(e: Experiment, at: Locator) -> Iterator[Problem]:
             )
 
 
+# Data sets whose features specc standardises (the tabular ones); `standardize: false` means nothing elsewhere.
+STANDARDIZED = ("iris", "wine", "breast_cancer", "synthetic_classification", "synthetic_regression", "csv")
+STANDARDIZED += ("parquet", "jsonl", "npz")
+
+
+def standardize_applies(e: Experiment, at: Locator) -> Iterator[Problem]:
+    if not e.dataset.standardize and e.dataset.type not in STANDARDIZED:
+        yield at(
+            "W320",
+            f"standardize: false has no effect: specc standardises tabular features, and {e.dataset.type} "
+            + ("gives images" if e.dataset.known_image_shape() else "features your factory prepares"),
+            ("dataset", "standardize"),
+            "remove it",
+        )
+
+
 def scaling_consistent(e: Experiment, at: Locator) -> Iterator[Problem]:
     scaling = e.scaling
     if scaling.backend == "nccl" and not scaling.use_gpu:
@@ -509,6 +525,7 @@ RULES = (
     scaling_consistent,
     batch_sizes,
     subset_fits,
+    standardize_applies,
     metrics_reported,
     mode_direction,
     space_paths,

@@ -103,6 +103,7 @@ CODES: dict[str, tuple[str, str]] = {
         "files of the working directory that do not travel with the job: they look like secrets, or are links out "
         "of it or in a loop",
     ),
+    "W320": ("setting-ignored", "a setting that has no effect on this spec's data (e.g. standardize on images)"),
     # W307-W309: reading a finished run's directory (specc results, specc report); the rest of the run is shown
     "W307": (
         "run-file-unreadable",

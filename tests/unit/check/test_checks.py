@@ -381,3 +381,10 @@ def test_a_subset_fits_its_split(write_spec, dataset, expected):
     if "iris" in dataset or "synthetic" in dataset or "csv" in dataset:
         spec = spec.replace("{type: mlp, hidden_sizes: [16]}", "{type: mlp}")
     assert codes(write_spec, spec) == expected
+
+
+def test_standardize_false_on_images_is_a_warning(write_spec):
+    assert codes(write_spec, MINIMAL.replace("{type: digits}", "{type: digits, standardize: false}")) == [
+        ("W320", "dataset.standardize")
+    ]
+    assert codes(write_spec, MINIMAL.replace("{type: digits}", "{type: iris, standardize: false}")) == []
