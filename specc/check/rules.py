@@ -326,7 +326,7 @@ def batch_sizes(e: Experiment, at: Locator) -> Iterator[Problem]:
             "E220",
             "batch_size and global_batch_size are both set: give the batch per worker or across all workers",
             ("dataset", "global_batch_size"),
-            "remove one of them",
+            "remove one of them (over an extended file's batch_size: batch_size: null)",
         )
         return
     if dataset.batch_size is None and dataset.global_batch_size is None:

@@ -388,3 +388,15 @@ def test_standardize_false_on_images_is_a_warning(write_spec):
         ("W320", "dataset.standardize")
     ]
     assert codes(write_spec, MINIMAL.replace("{type: digits}", "{type: iris, standardize: false}")) == []
+
+
+def test_global_batch_size_over_an_extended_batch_size(write_spec):
+    write_spec(MINIMAL.replace("{type: digits}", "{type: digits, batch_size: 64}"), "base.yaml")
+    child = "extends: base.yaml\ndataset: {type: digits, global_batch_size: 128}\n"
+    report = api.check_file(write_spec(child))
+    assert [(p.code, p.path) for p in report.problems] == [("E220", "dataset.global_batch_size")]
+    assert "batch_size: null" in report.problems[0].hint
+    report = api.check_file(
+        write_spec(child.replace("global_batch_size: 128", "global_batch_size: 128, batch_size: null"))
+    )
+    assert report.problems == [] and report.experiment.dataset.global_batch_size == 128
