@@ -288,18 +288,7 @@ def model_takes_data(e: Experiment, at: Locator) -> Iterator[Problem]:
         )
         return
     if model.type == "cnn" and shape:
-        side = min(shape[1], shape[2])
-        for block in range(len(model.channels)):
-            side //= 2
-            if side < 1:
-                yield at(
-                    "E210",
-                    f"{len(model.channels)} conv blocks each halve the {shape[1]}x{shape[2]} image; "
-                    f"block {block + 1} has nothing left to pool",
-                    ("model", "channels"),
-                    f"use at most {block} conv blocks",
-                )
-                break
+        yield from _cnn_fits(model, shape, at)
     if model.type == "keras_application" and shape and min(shape[1:]) < KERAS_MIN_SIDE.get(model.name, 32):
         need = KERAS_MIN_SIDE.get(model.name, 32)
         yield at(
@@ -322,6 +311,141 @@ def model_takes_data(e: Experiment, at: Locator) -> Iterator[Problem]:
             "E210",
             f"normalize has {len(normalize.mean)} values per statistic, but the images have {shape[0]} channel(s)",
             ("dataset", "normalize", "mean"),
+        )
+
+
+def _cnn_fits(model, shape: tuple[int, int, int], at: Locator) -> Iterator[Problem]:
+    """Follow the image's smaller side through the conv blocks: a valid conv takes kernel_size - 1 off it, a pool
+    needs a full window and leaves (side - size) // stride + 1; the first block with nothing left is the problem."""
+    side = min(shape[1], shape[2])
+    image = f"the {shape[1]}x{shape[2]} image"
+    for block in range(len(model.channels)):
+        if model.padding == "valid":
+            if side < model.kernel_size:
+                yield at(
+                    "E210",
+                    f"with padding valid each {model.kernel_size}x{model.kernel_size} conv shrinks {image}; "
+                    f"conv block {block + 1} gets {side}x{side} pixels, less than its kernel",
+                    ("model", "padding"),
+                    f"use padding same, a smaller kernel_size or at most {block} conv blocks",
+                )
+                return
+            side -= model.kernel_size - 1
+        if model.pool is None:
+            continue
+        if side < model.pool.size:
+            if (model.pool.size, model.pool.stride) == (2, 2):
+                shrinks, left = "halve", "nothing left to pool"
+            else:
+                shrinks, left = "shrink", f"{side}x{side} pixels, less than its pool size {model.pool.size}"
+            yield at(
+                "E210",
+                f"{len(model.channels)} conv blocks each {shrinks} {image}; block {block + 1} has {left}",
+                ("model", "channels"),
+                f"use at most {block} conv blocks" + (", or pool: null" if block == 0 else ""),
+            )
+            return
+        side = (side - model.pool.size) // model.pool.stride + 1
+
+
+def batch_sizes(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """Exactly one of batch_size and global_batch_size; the workers divide a global batch evenly."""
+    dataset = e.dataset
+    if dataset.batch_size is not None and dataset.global_batch_size is not None:
+        yield at(
+            "E220",
+            "batch_size and global_batch_size are both set: give the batch per worker or across all workers",
+            ("dataset", "global_batch_size"),
+            "remove one of them (over an extended file's batch_size: batch_size: null)",
+        )
+        return
+    if dataset.batch_size is None and dataset.global_batch_size is None:
+        yield at(
+            "E220",
+            "batch_size is null, but there is no global_batch_size to take its place",
+            ("dataset", "batch_size"),
+            "set batch_size (per worker) or global_batch_size (across the workers)",
+        )
+        return
+    given = "global_batch_size" if dataset.global_batch_size is not None else "batch_size"
+    other = "batch_size" if given == "global_batch_size" else "global_batch_size"
+    for _kind, where, entries in space_entries(e):
+        if f"dataset.{other}" in entries:
+            yield at(
+                "E220",
+                f"the search sets dataset.{other}, but the spec gives {given}: a trial would have both",
+                (*where, f"dataset.{other}"),
+                f"search dataset.{given} instead",
+                key=True,
+            )
+    if dataset.global_batch_size is None:
+        return
+    workers = e.scaling.num_workers  # never searched: Ray reserves a trial's workers before it samples
+    if workers > 1 and dataset.global_batch_size % workers:
+        low = dataset.global_batch_size - dataset.global_batch_size % workers
+        yield at(
+            "E211",
+            f"global_batch_size {dataset.global_batch_size} cannot be split evenly across {workers} workers",
+            ("dataset", "global_batch_size"),
+            f"use a multiple of {workers}, e.g. {low or workers} or {low + workers}",
+        )
+    for _kind, where, entries in space_entries(e):
+        if "dataset.global_batch_size" not in entries or workers < 2:
+            continue
+        uneven = [size for size in _searched_values(entries["dataset.global_batch_size"]) if size % workers]
+        if uneven:
+            yield at(
+                "E211",
+                f"global_batch_size {uneven[0]}, a value the search can take, cannot be split evenly across "
+                f"{workers} workers",
+                (*where, "dataset.global_batch_size"),
+                f"search multiples of {workers}",
+                key=True,
+            )
+
+
+def _searched_values(distribution) -> list:
+    """The values a choice or grid (or a plain list of mutations) can produce; none for ranges, which run time
+    checks."""
+    if isinstance(distribution, list):
+        return distribution
+    return list(distribution.args) if getattr(distribution, "kind", None) in ("choice", "grid") else []
+
+
+SIZES = {"digits": 1797, "iris": 150, "wine": 178, "breast_cancer": 569}  # scikit-learn's bundled sets
+
+
+def subset_fits(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """A subset no larger than the split it is taken from, where the data set's size is known before it is read."""
+    dataset = e.dataset
+    count = SIZES.get(dataset.type) or getattr(dataset, "n_samples", None)
+    if dataset.subset is None or count is None:
+        return
+    n_val = max(1, int(count * dataset.validation_fraction))
+    for split, size in (("train", count - n_val), ("validation", n_val)):
+        wanted = getattr(dataset.subset, split)
+        if wanted > size:
+            yield at(
+                "E100",
+                f"subset.{split} asks for {wanted} examples, but the {split} split of {dataset.type} has {size}",
+                ("dataset", "subset", split),
+                f"use at most {size}, or change validation_fraction",
+            )
+
+
+# Data sets whose features specc standardises (the tabular ones); `standardize: false` means nothing elsewhere.
+STANDARDIZED = ("iris", "wine", "breast_cancer", "synthetic_classification", "synthetic_regression", "csv")
+STANDARDIZED += ("parquet", "jsonl", "npz")
+
+
+def standardize_applies(e: Experiment, at: Locator) -> Iterator[Problem]:
+    if not e.dataset.standardize and e.dataset.type not in STANDARDIZED:
+        yield at(
+            "W320",
+            f"standardize: false has no effect: specc standardises tabular features, and {e.dataset.type} "
+            + ("gives images" if e.dataset.known_image_shape() else "features your factory prepares"),
+            ("dataset", "standardize"),
+            "remove it",
         )
 
 
@@ -429,6 +553,9 @@ RULES = (
     task_fit,
     model_takes_data,
     scaling_consistent,
+    batch_sizes,
+    subset_fits,
+    standardize_applies,
     metrics_reported,
     mode_direction,
     space_paths,

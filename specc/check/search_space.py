@@ -215,12 +215,12 @@ def data_fixed(e: Experiment, at: Locator) -> Iterator[Problem]:
         return
     for _kind, where, entries in space_entries(e):
         for key in entries:
-            if key.startswith("dataset.") and key != "dataset.batch_size":
+            if key.startswith("dataset.") and key not in ("dataset.batch_size", "dataset.global_batch_size"):
                 yield at(
                     "E213",
                     f"{key} is fixed before trials start: with {reader} the driver prepares the data once",
                     (*where, key),
-                    "search dataset.batch_size only, or run one spec per data setting",
+                    "search dataset.batch_size (or global_batch_size) only, or run one spec per data setting",
                     key=True,
                 )
 

@@ -10,7 +10,7 @@ import os
 
 from specc.compiler.keras_fragments import tensorflow_context, tensorflow_modules
 from specc.compiler.render import Code, Multiline, literal
-from specc.compiler.resolve import Plan
+from specc.compiler.resolve import Plan, is_searched
 from specc.compiler.tracking import tracking_context, tracking_imports
 from specc.compiler.tune_fragments import tune_context, tune_imports
 from specc.spec.dump import dump_spec
@@ -104,7 +104,45 @@ def context(plan: Plan, script_name: str) -> dict:
         "epochs_from_workers": _shows_epochs_from_workers(plan),  # run/progress.py.j2's queue, and its imports
         "num_outputs_rows": Code(str(plan.num_outputs) if plan.num_outputs else 'int(rows.max("y")) + 1'),
         "split_args": [Code(arg) for arg in SPLITS.get(getattr(e.dataset, "name", ""), ("train=True", "train=False"))],
+        "cnn": _cnn(e) if e.model.type == "cnn" else {},
+        "data": _data(e),
         **(tensorflow_context(plan) if e.framework == "tensorflow" else {}),
+    }
+
+
+def _choice(e, path: str, value, default) -> str:
+    """How the code treats a field: "default" (today's code, the value written in), "fixed" (another value
+    written in), "searched" (read from the trial's config); fixed values that are booleans read "on"/"off"."""
+    if is_searched(e, *path.split(".")):
+        return "searched"
+    if value == default:
+        return "default"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return "fixed"
+
+
+def _cnn(e) -> dict:
+    """The cnn's conv blocks: padding, batch norm and pooling, each written in unless searched."""
+    model = e.model
+    pool = model.pool.model_dump() if model.pool else None
+    return {
+        "padding": _choice(e, "model.padding", model.padding, "same"),
+        "batch_norm": _choice(e, "model.batch_norm", model.batch_norm, False),
+        "pool": "off"
+        if pool is None and not is_searched(e, "model", "pool")
+        else _choice(e, "model.pool", pool, {"size": 2, "stride": 2}),
+    }
+
+
+def _data(e) -> dict:
+    """Training order, feature scaling and batch size: each today's code unless the spec turns it."""
+    dataset = e.dataset
+    return {
+        "shuffle": _choice(e, "dataset.shuffle", dataset.shuffle, True),
+        "standardize": _choice(e, "dataset.standardize", dataset.standardize, True),
+        "global_batch": dataset.global_batch_size is not None,
+        "subset": dataset.subset is not None,
     }
 
 

@@ -93,9 +93,42 @@ def _num_outputs(experiment: Experiment) -> int | None:
     return model_classes or experiment.dataset.known_classes()
 
 
+# Fields the code reads from CONFIG only for these values (others, and the defaults, are written into the code),
+# unless a search changes them.
+READ_WHEN = {
+    ("model", "padding"): lambda value: value != "same",
+    ("model", "pool"): lambda value: value not in (None, {"size": 2, "stride": 2}),
+    ("model", "batch_norm"): lambda value: False,
+    ("dataset", "global_batch_size"): lambda value: value is not None,
+    ("dataset", "batch_size"): lambda value: value is not None,
+    ("dataset", "shuffle"): lambda value: False,
+    ("dataset", "standardize"): lambda value: False,
+    ("dataset", "subset"): lambda value: value is not None,
+}
+
+
+def searched_paths(experiment: Experiment) -> set[str]:
+    """Every dotted path a search space, pbt mutation or pb2 bound can change."""
+    from specc.check.search_space import space_entries
+
+    return {key for _kind, _where, entries in space_entries(experiment) for key in entries}
+
+
+def is_searched(experiment: Experiment, *path: str) -> bool:
+    """Whether a search changes this field or a part of it (model.pool.size changes model.pool)."""
+    dotted = ".".join(path)
+    return any(key == dotted or key.startswith(dotted + ".") for key in searched_paths(experiment))
+
+
 def _config(experiment: Experiment, spec_dir: str) -> dict:
     """The resolved sections the training function reads; data paths relative to the script's directory."""
     data = experiment.model_dump(mode="json", include={"model", "dataset", "training"})
+    for (section, key), read in READ_WHEN.items():
+        values = data[section]
+        if section == "model" and values["type"] != "cnn":
+            continue  # the mlp's batch_norm predates these fields and stays
+        if key in values and not read(values[key]) and not is_searched(experiment, section, key):
+            del values[key]
     dataset = data["dataset"]
     for key in ("path", "root"):
         if key in dataset and not _is_uri(dataset[key]) and not os.path.isabs(dataset[key]):

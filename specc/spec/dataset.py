@@ -27,15 +27,44 @@ from specc.spec.base import (
 Task = Literal["classification", "regression"]
 
 
+class Subset(Section):
+    """Only the first examples of each split, after the seeded shuffle: quick experiments and tests."""
+
+    train: PositiveInt = describe("Training examples kept.")
+    validation: PositiveInt = describe("Validation examples kept.")
+
+
 class DatasetBase(Section):
-    batch_size: PositiveInt = describe("Examples per batch on each worker.", 32)
+    batch_size: PositiveInt | None = describe(
+        "Examples per batch on each worker (null when global_batch_size is given).", 32
+    )
+    global_batch_size: PositiveInt | None = describe(
+        "Examples per batch across all workers, instead of batch_size: each worker takes its share "
+        "(the number of workers must divide it).",
+        None,
+    )
     validation_fraction: Fraction = describe("Share of the examples held out for validation.", 0.2)
     shuffle_seed: Seed = describe("Seed of the train/validation split and of shuffling.", 0)
+    shuffle: bool = describe("Reshuffle the training examples each epoch; false: the same order every epoch.", True)
+    standardize: bool = describe(
+        "Standardise tabular features (zero mean, unit variance with the training split's statistics).", True
+    )
+    subset: Subset | None = describe(
+        "Use only the first N examples of each split (after the seeded shuffle); null: all of them.", None
+    )
     loader: Literal["torch_dataloader", "ray_data"] = describe(
         "torch_dataloader: in-memory tensors per worker (prepare_data_loader); "
         "ray_data: Ray Data shards (get_dataset_shard + iter_torch_batches / iter_tf_batches).",
         "torch_dataloader",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_batch_size(cls, data):
+        """global_batch_size replaces batch_size's default (so the resolved spec reads back as it was)."""
+        if isinstance(data, dict) and data.get("global_batch_size") is not None and "batch_size" not in data:
+            data = {**data, "batch_size": None}
+        return data
 
     def known_task(self) -> Task | None:
         return "classification"

@@ -69,13 +69,17 @@ CODES: dict[str, tuple[str, str]] = {
     "E208": ("task-mismatch", "a loss or metric that does not fit the dataset's task or class count"),
     "E209": ("scheduler-budget", "scheduler budgets that contradict each other or `training.epochs`"),
     "E210": ("model-data-mismatch", "a model that cannot take the dataset's input (e.g. a CNN on table rows)"),
-    "E211": ("scaling-mismatch", "scaling settings that contradict each other"),
+    "E211": (
+        "scaling-mismatch",
+        "scaling settings that contradict each other, or a global batch size the workers do not divide",
+    ),
     "E212": ("points-invalid", "a `points_to_evaluate` entry that does not fit the search space"),
     "E213": ("fixed-before-trials", "a search-space key names a setting fixed before trials start (driver-read data)"),
     "E214": (
         "factory-refused",
         "a factory that is not a function or class defined in a module of the project or of an installed package",
     ),
+    "E220": ("batch-size-twice", "batch_size and global_batch_size both set (or neither): give exactly one"),
     # E4xx: running
     "E401": (
         "run-refused",
@@ -102,6 +106,7 @@ CODES: dict[str, tuple[str, str]] = {
         "files of the working directory that do not travel with the job: they look like secrets, or are links out "
         "of it or in a loop",
     ),
+    "W320": ("setting-ignored", "a setting that has no effect on this spec's data (e.g. standardize on images)"),
     # W307-W309: reading a finished run's directory (specc results, specc report); the rest of the run is shown
     "W307": (
         "run-file-unreadable",

@@ -21,12 +21,24 @@ class MLP(Section):
     batch_norm: bool = describe("Batch normalisation after each hidden layer.", False)
 
 
+class Pool(Section):
+    """Max-pooling after each conv block (torch's MaxPool2d, Keras' MaxPooling2D)."""
+
+    size: PositiveInt = describe("Square pooling window.", 2)
+    stride: PositiveInt = describe("Step between pooling windows.", 2)
+
+
 class CNN(Section):
-    """Conv blocks (conv, activation, 2x2 max-pool) then dense layers; needs image-shaped data."""
+    """Conv blocks (conv, batch norm if asked, activation, max-pool) then dense layers; needs image-shaped data."""
 
     type: Literal["cnn"] = describe("A small convolutional network.")
     channels: list[PositiveInt] = describe("Output channels of each conv block.", [32, 64], min_length=1)
     kernel_size: PositiveInt = describe("Square kernel size of every conv.", 3)
+    padding: Literal["same", "valid"] = describe(
+        "same: each conv keeps the image size (zero padding); valid: no padding, each conv shrinks it.", "same"
+    )
+    pool: Pool | None = describe("Max-pooling after each conv block; null: no pooling.", Pool())
+    batch_norm: bool = describe("Batch normalisation after each conv (before its activation).", False)
     hidden_sizes: list[PositiveInt] = describe("Dense layers after the conv blocks (may be empty).", [128])
     activation: Activation = describe("Activation after each conv and dense layer.", "relu")
     dropout: Annotated[float, Field(ge=0, lt=1)] = describe("Dropout before each dense layer (0 = none).", 0.0)

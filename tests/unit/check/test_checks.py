@@ -359,3 +359,126 @@ def test_keras_partial_epochs_on_several_workers_are_a_multiple_of_them(write_sp
         ("E207", "training.steps_per_epoch", "e.g. steps_per_epoch: 2 or steps_per_epoch: 4")
     ]
     assert codes(write_spec, two.replace("framework: tensorflow", "framework: torch")) == []
+
+
+CNN = "{type: mlp, hidden_sizes: [16]}"
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        # digits are 8x8: 3 default blocks (same padding, 2x2 pools) leave 1x1, a 4th has nothing to pool
+        ("{type: cnn, channels: [8, 8, 8], padding: same}", []),
+        ("{type: cnn, channels: [8, 8, 8, 8], pool: null}", []),
+        # valid 3x3 convs: 8 -> 6 -> pool 3 -> 1 -> the third conv has less than its kernel
+        ("{type: cnn, channels: [8, 8], padding: valid}", [("E210", "model.channels")]),
+        ("{type: cnn, channels: [8], padding: valid}", []),
+        ("{type: cnn, channels: [8, 8, 8, 8], padding: valid, pool: null}", [("E210", "model.padding")]),
+        ("{type: cnn, channels: [8, 8, 8], padding: valid, pool: null}", []),
+        ("{type: cnn, channels: [8, 8], padding: valid, pool: null}", []),
+        ("{type: cnn, channels: [8, 8], pool: {size: 3, stride: 3}}", [("E210", "model.channels")]),
+        ("{type: cnn, channels: [8, 8], pool: {size: 3, stride: 1}}", []),
+        ("{type: cnn, channels: [8], kernel_size: 9, padding: valid}", [("E210", "model.padding")]),
+        ("{type: cnn, channels: [8], batch_norm: true}", []),
+    ],
+)
+def test_cnn_padding_and_pooling_must_leave_pixels(write_spec, model, expected):
+    assert codes(write_spec, MINIMAL.replace(CNN, model)) == expected
+
+
+def test_cnn_problems_say_where_the_image_runs_out(write_spec):
+    spec = MINIMAL.replace(CNN, "{type: cnn, channels: [8, 8, 8, 8], padding: valid, pool: null}")
+    (problem,) = api.check_file(write_spec(spec)).problems
+    assert "conv block 4 gets 2x2 pixels, less than its kernel" in problem.message
+    assert problem.line == MINIMAL.splitlines().index(next(x for x in MINIMAL.splitlines() if CNN in x)) + 1
+    spec = MINIMAL.replace(CNN, "{type: cnn, channels: [8, 8], pool: {size: 3, stride: 3}}")
+    (problem,) = api.check_file(write_spec(spec)).problems
+    assert "block 2 has 2x2 pixels, less than its pool size 3" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("dataset", "scaling", "expected"),
+    [
+        ("{type: digits, global_batch_size: 64}", "scaling: {num_workers: 2}\n", []),
+        ("{type: digits, global_batch_size: 63}", "scaling: {num_workers: 1}\n", []),
+        ("{type: digits, global_batch_size: 63}", "scaling: {num_workers: 0}\n", []),
+        (
+            "{type: digits, global_batch_size: 63}",
+            "scaling: {num_workers: 2}\n",
+            [("E211", "dataset.global_batch_size")],
+        ),
+        ("{type: digits, batch_size: 32, global_batch_size: 64}", "", [("E220", "dataset.global_batch_size")]),
+        ("{type: digits, batch_size: null}", "", [("E220", "dataset.batch_size")]),
+        ("{type: digits, batch_size: null, global_batch_size: 64}", "scaling: {num_workers: 2}\n", []),
+    ],
+)
+def test_global_batch_size_replaces_batch_size_and_splits_evenly(write_spec, dataset, scaling, expected):
+    assert codes(write_spec, MINIMAL.replace("{type: digits}", dataset) + scaling) == expected
+
+
+def test_searched_global_batch_sizes_must_each_split_evenly(write_spec):
+    spec = with_space("dataset.global_batch_size: {choice: [32, 48, 50]}", extra="scaling: {num_workers: 4}\n")
+    spec = spec.replace("{type: digits}", "{type: digits, global_batch_size: 64}")
+    assert codes(write_spec, spec) == [("E211", "tune.space[dataset.global_batch_size]")]
+    assert codes(write_spec, spec.replace("50]", "64]")) == []
+
+
+def test_global_batch_size_resolves_without_batch_size(write_spec):
+    from specc.spec.dump import dump_spec
+
+    report = api.check_file(write_spec(MINIMAL.replace("{type: digits}", "{type: digits, global_batch_size: 64}")))
+    assert report.problems == []
+    dataset = report.experiment.dataset
+    assert (dataset.batch_size, dataset.global_batch_size, dataset.shuffle, dataset.standardize) == (
+        None,
+        64,
+        True,
+        True,
+    )
+    again = api.check_file(write_spec(dump_spec(report.experiment)))
+    assert again.problems == [] and dump_spec(again.experiment) == dump_spec(report.experiment)
+
+
+def test_a_search_sets_the_batch_size_the_spec_gives(write_spec):
+    spec = with_space("dataset.global_batch_size: {choice: [32, 64]}")
+    assert codes(write_spec, spec) == [("E220", "tune.space[dataset.global_batch_size]")]
+    spec = with_space("dataset.batch_size: {choice: [32, 64]}").replace(
+        "{type: digits}", "{type: digits, global_batch_size: 64}"
+    )
+    assert codes(write_spec, spec) == [("E220", "tune.space[dataset.batch_size]")]
+
+
+@pytest.mark.parametrize(
+    ("dataset", "expected"),
+    [
+        ("{type: digits, subset: {train: 1438, validation: 359}}", []),  # 1797 examples: 359 validate
+        ("{type: digits, subset: {train: 1439, validation: 359}}", [("E100", "dataset.subset.train")]),
+        ("{type: iris, subset: {train: 10, validation: 31}}", [("E100", "dataset.subset.validation")]),
+        ("{type: synthetic_classification, n_samples: 100, subset: {train: 80, validation: 20}}", []),
+        ("{type: csv, path: x.csv, subset: {train: 100000, validation: 100000}}", []),  # size known at run time
+    ],
+)
+def test_a_subset_fits_its_split(write_spec, dataset, expected):
+    spec = MINIMAL.replace("{type: digits}", dataset)
+    if "iris" in dataset or "synthetic" in dataset or "csv" in dataset:
+        spec = spec.replace("{type: mlp, hidden_sizes: [16]}", "{type: mlp}")
+    assert codes(write_spec, spec) == expected
+
+
+def test_standardize_false_on_images_is_a_warning(write_spec):
+    assert codes(write_spec, MINIMAL.replace("{type: digits}", "{type: digits, standardize: false}")) == [
+        ("W320", "dataset.standardize")
+    ]
+    assert codes(write_spec, MINIMAL.replace("{type: digits}", "{type: iris, standardize: false}")) == []
+
+
+def test_global_batch_size_over_an_extended_batch_size(write_spec):
+    write_spec(MINIMAL.replace("{type: digits}", "{type: digits, batch_size: 64}"), "base.yaml")
+    child = "extends: base.yaml\ndataset: {type: digits, global_batch_size: 128}\n"
+    report = api.check_file(write_spec(child))
+    assert [(p.code, p.path) for p in report.problems] == [("E220", "dataset.global_batch_size")]
+    assert "batch_size: null" in report.problems[0].hint
+    report = api.check_file(
+        write_spec(child.replace("global_batch_size: 128", "global_batch_size: 128, batch_size: null"))
+    )
+    assert report.problems == [] and report.experiment.dataset.global_batch_size == 128

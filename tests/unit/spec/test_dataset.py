@@ -15,7 +15,16 @@ from specc.spec.dataset import (
     Wine,
 )
 
-COMMON = {"batch_size": 32, "validation_fraction": 0.2, "shuffle_seed": 0, "loader": "torch_dataloader"}
+COMMON = {
+    "batch_size": 32,
+    "global_batch_size": None,
+    "validation_fraction": 0.2,
+    "shuffle_seed": 0,
+    "shuffle": True,
+    "standardize": True,
+    "subset": None,
+    "loader": "torch_dataloader",
+}
 LEARNED = {"task": None, "num_classes": None}
 FILE = {**LEARNED, "features": None, "label": "label"}
 
