@@ -13,7 +13,7 @@ from specc.compiler.render import Code, Multiline, literal
 from specc.compiler.resolve import Plan, is_searched
 from specc.compiler.tracking import tracking_context, tracking_imports
 from specc.compiler.tune_fragments import tune_context, tune_imports
-from specc.spec.dump import dump_spec
+from specc.spec.dump import dump_recorded
 
 ACTIVATIONS = {
     "relu": "nn.ReLU()",
@@ -84,7 +84,7 @@ def context(plan: Plan, script_name: str) -> dict:
         "plan": plan,
         "e": e,
         "docstring": Multiline(_docstring(plan, script_name)),
-        "resolved_spec": Multiline(dump_spec(e)),
+        "resolved_spec": Multiline(dump_recorded(e)),
         "imports": _imports(plan),
         "config": plan.config,
         "activation": Code(ACTIVATIONS[getattr(e.model, "activation", "relu")]),

@@ -81,9 +81,9 @@ def plan(experiment: Experiment, script_dir: str | None = None) -> Plan:
 
 def spec_hash(experiment: Experiment) -> str:
     """sha256 of the resolved spec (extends merged, --set applied, defaults filled): what actually runs."""
-    from specc.spec.dump import dump_spec
+    from specc.spec.dump import dump_recorded
 
-    return hashlib.sha256(dump_spec(experiment).encode()).hexdigest()
+    return hashlib.sha256(dump_recorded(experiment).encode()).hexdigest()
 
 
 def _num_outputs(experiment: Experiment) -> int | None:
@@ -104,7 +104,10 @@ READ_WHEN = {
     ("dataset", "shuffle"): lambda value: False,
     ("dataset", "standardize"): lambda value: False,
     ("dataset", "subset"): lambda value: value is not None,
+    ("training", "train_metrics"): lambda value: False,
 }
+# Fields the code reads together: all of them are in CONFIG when one is set or searched, else none.
+READ_TOGETHER = (("training", ("steps_per_epoch", "validation_steps")),)
 
 
 def searched_paths(experiment: Experiment) -> set[str]:
@@ -129,6 +132,11 @@ def _config(experiment: Experiment, spec_dir: str) -> dict:
             continue  # the mlp's batch_norm predates these fields and stays
         if key in values and not read(values[key]) and not is_searched(experiment, section, key):
             del values[key]
+    for section, keys in READ_TOGETHER:
+        values = data[section]
+        if all(values[key] is None and not is_searched(experiment, section, key) for key in keys):
+            for key in keys:
+                del values[key]
     dataset = data["dataset"]
     for key in ("path", "root"):
         if key in dataset and not _is_uri(dataset[key]) and not os.path.isabs(dataset[key]):

@@ -41,8 +41,32 @@ def _type_first(value):
     return value
 
 
-def spec_data(experiment: Experiment) -> dict:
-    return _type_first(experiment.model_dump(mode="json", exclude={"extends"}))
+# Fields of the format's second release (SPEC §12), by section and, where only some types gained them, type.
+# While they hold their defaults they are left out of the resolved spec a run records (`specc show` lists them):
+# a spec that uses none of them records the text it did before, so it keeps its sha256 and runs started by an
+# earlier specc still --resume (the compiled script compares spec.resolved.yaml by text).
+LATER_FIELDS = {
+    ("dataset", None): ("global_batch_size", "shuffle", "standardize", "subset"),
+    ("training", None): ("steps_per_epoch", "validation_steps", "train_metrics"),
+    ("model", "cnn"): ("pool", "padding", "batch_norm"),
+}
+
+
+def _later_defaults(experiment: Experiment) -> dict[str, set[str]]:
+    left_out: dict[str, set[str]] = {}
+    for (section, kind), names in LATER_FIELDS.items():
+        values = getattr(experiment, section)
+        if kind is not None and getattr(values, "type", None) != kind:
+            continue
+        fields = type(values).model_fields
+        defaults = {name: fields[name].get_default(call_default_factory=True) for name in names}
+        left_out[section] = {name for name in names if getattr(values, name) == defaults[name]}
+    return left_out
+
+
+def spec_data(experiment: Experiment, *, every_default: bool = True) -> dict:
+    exclude = {"extends": True} if every_default else {"extends": True, **_later_defaults(experiment)}
+    return _type_first(experiment.model_dump(mode="json", exclude=exclude))
 
 
 def dump_yaml(data) -> str:
@@ -51,4 +75,10 @@ def dump_yaml(data) -> str:
 
 
 def dump_spec(experiment: Experiment) -> str:
+    """The resolved spec as `specc show` prints it: every default filled in."""
     return dump_yaml(spec_data(experiment))
+
+
+def dump_recorded(experiment: Experiment) -> str:
+    """The resolved spec a compiled script records as spec.resolved.yaml and names by its sha256."""
+    return dump_yaml(spec_data(experiment, every_default=False))
