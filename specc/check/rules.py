@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from specc.check.factories import factories_allowed
 from specc.check.fields import Locator, did_you_mean
 from specc.check.search_space import (
+    compiled_in,
     data_fixed,
     points_fit,
     ray_interpreted,
@@ -562,6 +563,7 @@ RULES = (
     search_supports,
     points_fit,
     ray_interpreted,
+    compiled_in,
     data_fixed,
     scheduler_budget,
     needs_checkpoints,

@@ -225,6 +225,25 @@ def data_fixed(e: Experiment, at: Locator) -> Iterator[Problem]:
                 )
 
 
+# Fields that decide which code the script holds: every trial runs the same script, so a search cannot vary them.
+COMPILED_IN = {
+    "training.train_metrics": "whether the script computes metrics on the training batches",
+}
+
+
+def compiled_in(e: Experiment, at: Locator) -> Iterator[Problem]:
+    for _kind, where, entries in space_entries(e):
+        for key in entries:
+            if key in COMPILED_IN:
+                yield at(
+                    "E213",
+                    f"{key} is fixed before trials start: it decides {COMPILED_IN[key]}",
+                    (*where, key),
+                    f"set {key} outside the search; compare both settings with two specs",
+                    key=True,
+                )
+
+
 def points_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
     if not e.tune:
         return

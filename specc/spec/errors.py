@@ -74,7 +74,10 @@ CODES: dict[str, tuple[str, str]] = {
         "scaling settings that contradict each other, or a global batch size the workers do not divide",
     ),
     "E212": ("points-invalid", "a `points_to_evaluate` entry that does not fit the search space"),
-    "E213": ("fixed-before-trials", "a search-space key names a setting fixed before trials start (driver-read data)"),
+    "E213": (
+        "fixed-before-trials",
+        "a search-space key names a setting fixed before trials start (driver-read data, what the script reports)",
+    ),
     "E214": (
         "factory-refused",
         "a factory that is not a function or class defined in a module of the project or of an installed package",
