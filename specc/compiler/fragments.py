@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from specc.compiler.keras_fragments import tensorflow_context, tensorflow_modules
-from specc.compiler.render import Code, Multiline, literal
+from specc.compiler.render import WIDTH, Code, Multiline, literal
 from specc.compiler.resolve import Plan, is_searched
 from specc.compiler.tracking import tracking_context, tracking_imports
 from specc.compiler.tune_fragments import tune_context, tune_imports
@@ -146,6 +146,18 @@ def _data(e) -> dict:
     }
 
 
+def _wrapped(text: str, width: int) -> list[str]:
+    """Each line of `text` broken at spaces to fit `width` (a word longer than that stays whole); nothing else in
+    it changes, so a description reads in the script as it was written."""
+    lines = []
+    for line in text.split("\n"):
+        while len(line) > width and (cut := line.rfind(" ", 1, width + 1)) > 0:
+            lines.append(line[:cut])
+            line = line[cut + 1 :]
+        lines.append(line)
+    return lines
+
+
 def _docstring(plan: Plan, script_name: str) -> str:
     e = plan.experiment
     summary = e.description or f"{e.model.type} on {e.dataset.type}, {e.framework}, {e.scaling.num_workers} worker(s)"
@@ -160,7 +172,7 @@ def _docstring(plan: Plan, script_name: str) -> str:
     ]
     return "\n".join(
         [
-            f"{e.name}: {summary}",
+            *_wrapped(f"{e.name}: {summary}", WIDTH - len('"""')),
             "",
             _shape_sentence(plan),
             "",

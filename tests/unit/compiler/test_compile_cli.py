@@ -4,6 +4,7 @@ writes, --check, --set, exit codes and messages (SPEC §9)."""
 from __future__ import annotations
 
 import ast
+import json
 import os
 import subprocess
 import sys
@@ -277,3 +278,21 @@ def test_a_failed_render_leaves_the_existing_output_alone(spec, tmp_path):
     assert "does not parse" in done.stderr
     assert (tmp_path / "job.py").read_text(encoding="utf-8") == "old\n"
     assert sorted(os.listdir(tmp_path)) == ["job.py", "templates", "tiny.yaml"]
+
+
+def test_a_long_description_is_wrapped_within_the_line_length(write_spec, tmp_path):
+    """The description opens the script's docstring: a long one is broken at spaces, so the script stays
+    ruff-clean; its own line breaks and words stay as written."""
+    words = " ".join(f"word{index}" for index in range(60))
+    description = f"{words}\nA second line of its own."
+    path = write_spec(MINIMAL.replace("name: tiny", "name: tiny\ndescription: " + json.dumps(description)))
+    script = tmp_path / "long.py"
+    script.write_text(api.compile(api.load(path), str(script)), encoding="utf-8")
+    docstring = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8")), clean=False)
+    summary = docstring.split("\n\n")[0].split("\n")
+    assert len(summary) > 3 and all(len(line) <= 117 for line in summary)
+    assert " ".join(summary) == f"tiny: {words} A second line of its own."
+    assert summary[-1] == "A second line of its own."
+    command = [sys.executable, "-m", "ruff", "check", "--config", str(ROOT / "pyproject.toml"), "--no-cache"]
+    done = subprocess.run([*command, str(script)], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stdout

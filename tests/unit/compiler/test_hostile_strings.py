@@ -248,8 +248,9 @@ VERBATIM = (
 )
 
 
-def squeeze(text: str) -> str:
-    return "".join(text.split(" ")).replace("\t", "")
+def flat(text: str) -> str:
+    """The text without blanks and line breaks: what survives ruff format and the docstring's wrapping."""
+    return "".join(text.split(" ")).replace("\t", "").replace("\n", "")
 
 
 def yaml_round_trips(text: str) -> bool:
@@ -290,11 +291,12 @@ def assert_only_strings_differ(shape: str, s, directory: str, name: str) -> None
             assert any(constant[1:] == text for constant in constants if constant[:1] in "012"), field
         elif any(marker in field for marker in VERBATIM):
             assert text in constants, f"{field}={text!r} is not a string constant of the script"
-    # ruff format strips trailing blanks on a docstring's lines (and expands leading tabs): compare without them
-    docstring = squeeze(ast.get_docstring(tree, clean=False))
-    assert squeeze(drawn["description"]) in docstring
-    assert squeeze(f"{directory}/{name}.yaml") in docstring
-    assert squeeze(f"python {name}.py") in docstring
+    # ruff format strips trailing blanks on a docstring's lines (and expands leading tabs), and a long description
+    # is broken at spaces: compare without them
+    docstring = flat(ast.get_docstring(tree, clean=False))
+    assert flat(drawn["description"]) in docstring
+    assert flat(f"{directory}/{name}.yaml") in docstring
+    assert flat(f"python {name}.py") in docstring
     if "SPEC_DIR" in identifiers(tree):
         (spec_dir,) = [
             node.value.value
