@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from specc.compiler.activation import activation_context
 from specc.compiler.keras_fragments import tensorflow_context, tensorflow_modules
 from specc.compiler.render import WIDTH, Code, Multiline, literal
 from specc.compiler.resolve import Plan, is_searched
@@ -87,7 +88,7 @@ def context(plan: Plan, script_name: str) -> dict:
         "resolved_spec": Multiline(dump_recorded(e)),
         "imports": _imports(plan),
         "config": plan.config,
-        "activation": Code(ACTIVATIONS[getattr(e.model, "activation", "relu")]),
+        **activation_context(e, ACTIVATIONS),
         "loss": Code(LOSSES[e.training.loss]),
         "num_outputs_expr": Code(str(plan.num_outputs) if plan.num_outputs else "int(y_train.max()) + 1"),
         "metric_sums": _metric_sums(plan),
@@ -105,6 +106,9 @@ def context(plan: Plan, script_name: str) -> dict:
         "num_outputs_rows": Code(str(plan.num_outputs) if plan.num_outputs else 'int(rows.max("y")) + 1'),
         "split_args": [Code(arg) for arg in SPLITS.get(getattr(e.dataset, "name", ""), ("train=True", "train=False"))],
         "cnn": _cnn(e) if e.model.type == "cnn" else {},
+        "mlp_batch_norm": _choice(e, "model.batch_norm", getattr(e.model, "batch_norm", False), False),
+        # a searched dropout may start at 0.0: the layers are there for the trials that draw more
+        "dropout": bool(getattr(e.model, "dropout", 0.0)) or is_searched(e, "model", "dropout"),
         "data": _data(e),
         **(tensorflow_context(plan) if e.framework == "tensorflow" else {}),
     }

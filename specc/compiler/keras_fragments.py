@@ -6,6 +6,7 @@ As in fragments.py, each fragment comes from a table keyed by a validated choice
 
 from __future__ import annotations
 
+from specc.compiler.activation import activation_context
 from specc.compiler.render import Code
 from specc.compiler.resolve import Plan
 
@@ -42,7 +43,7 @@ def tensorflow_context(plan: Plan) -> dict:
     binary = e.training.loss == "bce_with_logits"
     metrics = ["binary_accuracy" if name == "accuracy" and binary else name for name in e.training.metrics]
     return {
-        "activation": Code(ACTIVATIONS[getattr(e.model, "activation", "relu")]),
+        **activation_context(e, ACTIVATIONS),
         "loss": Code(LOSSES[e.training.loss]),
         "keras_metrics": [Code(METRICS[name]) for name in metrics],
         "target_spec": Code(_target_spec(plan)),

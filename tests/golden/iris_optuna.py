@@ -144,12 +144,21 @@ def start_epoch(train, train_loader, epoch):
     train.set_epoch(epoch)
 
 
+def activation(name):
+    """The trial's activation layer: model.activation is searched."""
+    return {
+        "relu": nn.ReLU(),
+        "gelu": nn.GELU(),
+        "tanh": nn.Tanh(),
+    }[name]
+
+
 def build_model(cfg, input_shape, num_outputs):
     """Dense layers on the flattened input, then one output per class (or target)."""
     layers, width = [nn.Flatten()], int(np.prod(input_shape))
     for hidden in cfg["hidden_sizes"]:
         layers.append(nn.Linear(width, hidden))
-        layers.append(nn.ReLU())
+        layers.append(activation(cfg["activation"]))
         layers.append(nn.Dropout(cfg["dropout"]))
         width = hidden
     layers.append(nn.Linear(width, num_outputs))

@@ -155,13 +155,24 @@ def tf_batches(x, y, rows, batch_size, max_batches, seed=None, first_epoch=0):
     return dataset
 
 
+def activation(name):
+    """The trial's activation layer: model.activation is searched."""
+    return {
+        "relu": keras.layers.ReLU(),
+        "tanh": keras.layers.Activation("tanh"),
+        "elu": keras.layers.ELU(),
+    }[name]
+
+
 def build_model(cfg, input_shape, num_outputs):
     """Dense layers on the flattened input, then one output per class (or target)."""
     layers = [keras.layers.Input(tuple(input_shape)), keras.layers.Flatten()]
+    # torch's BatchNorm1d statistics (Keras' momentum 0.99 leaves the moving averages near their start for hundreds
+    # of steps, and validation, which uses them, near chance)
     for hidden in cfg["hidden_sizes"]:
         layers.append(keras.layers.Dense(hidden))
-        layers.append(keras.layers.BatchNormalization())
-        layers.append(keras.layers.ELU())
+        layers.append(keras.layers.BatchNormalization(momentum=0.9, epsilon=1e-5))
+        layers.append(activation(cfg["activation"]))
         layers.append(keras.layers.Dropout(cfg["dropout"]))
     layers.append(keras.layers.Dense(num_outputs, dtype="float32"))  # float32 outputs under mixed precision too
     return keras.Sequential(layers)
