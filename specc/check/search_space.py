@@ -228,6 +228,8 @@ def data_fixed(e: Experiment, at: Locator) -> Iterator[Problem]:
 # Fields that decide which code the script holds: every trial runs the same script, so a search cannot vary them.
 COMPILED_IN = {
     "training.train_metrics": "whether the script computes metrics on the training batches",
+    "training.mixed_precision": "whether the script trains under autocast with a gradient scaler",
+    "training.loss": "the script's loss function and the form of its targets",
 }
 
 

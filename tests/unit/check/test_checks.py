@@ -482,3 +482,20 @@ def test_global_batch_size_over_an_extended_batch_size(write_spec):
         write_spec(child.replace("global_batch_size: 128", "global_batch_size: 128, batch_size: null"))
     )
     assert report.problems == [] and report.experiment.dataset.global_batch_size == 128
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "training.train_metrics: {choice: [true, false]}",
+        "training.mixed_precision: {choice: [true, false]}",
+        "training.loss: {choice: [cross_entropy, bce_with_logits]}",
+    ],
+)
+def test_a_search_cannot_change_what_the_script_is_compiled_with(write_spec, entry):
+    """Every trial runs the same script: these fields decide its code, so searching them trained the spec's
+    own value in every trial (silently, before E213 named them)."""
+    spec = MINIMAL + f"tune:\n  metric: val_loss\n  mode: min\n  space:\n    {entry}\n"
+    report = api.check_file(write_spec(spec))
+    key = entry.split(":")[0]
+    assert [(p.code, p.path) for p in report.problems] == [("E213", f"tune.space[{key}]")]
