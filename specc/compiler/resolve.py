@@ -104,6 +104,8 @@ READ_WHEN = {
     ("dataset", "shuffle"): lambda value: False,
     ("dataset", "standardize"): lambda value: False,
     ("dataset", "subset"): lambda value: value is not None,
+    ("dataset", "augment"): lambda value: False,  # written in as transforms / layers (searching it is E224)
+    ("dataset", "loader_workers"): lambda value: False,  # written in as DataLoader arguments
 }
 
 
