@@ -15,8 +15,8 @@ from pydantic import BaseModel
 
 from specc.read.document import Path, SourceMap, dotted
 from specc.spec.base import PATTERN_MEANINGS
-from specc.spec.errors import Problem, excerpt
 from specc.spec.dataset import AUGMENTATION_NAMES
+from specc.spec.errors import Problem, excerpt
 from specc.spec.space import DISTRIBUTION_NAMES, DISTRIBUTIONS
 from specc.spec.walk import allowed_keys, choices, field_description, is_distribution, tags
 

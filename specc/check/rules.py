@@ -457,8 +457,10 @@ def augment_fits(e: Experiment, at: Locator) -> Iterator[Problem]:
         return
     shape, where = dataset.known_image_shape(), ("dataset", "augment")
     if shape is None:
-        gives = "features your factory prepares, of a shape specc does not know" if dataset.type == "custom" else (
-            "rows of features"
+        gives = (
+            "features your factory prepares, of a shape specc does not know"
+            if dataset.type == "custom"
+            else ("rows of features")
         )
         yield at("E224", f"augment changes images, but {dataset.type} gives {gives}", where, "remove augment")
         return
@@ -477,9 +479,11 @@ def augment_fits(e: Experiment, at: Locator) -> Iterator[Problem]:
             size = getattr(item, name).size
             padding = item.random_crop.padding if name == "random_crop" else 0
             if (height, width) != (size, size):
-                larger = f" (larger than the {height + 2 * padding}-pixel padded image)" if name == "random_crop" and (
-                    size > min(height, width) + 2 * padding
-                ) else ""
+                larger = (
+                    f" (larger than the {height + 2 * padding}-pixel padded image)"
+                    if name == "random_crop" and (size > min(height, width) + 2 * padding)
+                    else ""
+                )
                 yield at(
                     "E224",
                     f"{name} size {size}{larger} is not the images' size {height}x{width}: validation images are "
