@@ -242,3 +242,19 @@ def test_torchvision_loader_workers_start_worker_processes_and_augment_there(wri
         str(tmp_path / "data"), train=False, transform=torchvision.transforms.ToTensor()
     )
     assert shifted(v) == 0 and torch.equal(v, torch.stack([as_read[i][0] for i in range(len(v))]))
+
+
+def test_keras_saturation_layer_changes_colour_images_each_on_its_own(write_spec):
+    """Saturation has no tf_keras layer: the compiled code wraps tf.image.random_saturation. No built-in
+    tensorflow data set has colour images yet, so its code (keras_augment) is run in a compiled script here."""
+    from specc.compiler.keras_fragments import keras_augment
+    from specc.spec.dataset import ColorJitter
+
+    layers = keras_augment([ColorJitter.model_validate({"color_jitter": {"saturation": 0.5}})])
+    assert layers == ["keras.layers.Lambda(lambda images: tf.image.random_saturation(images, 0.5, 1.5))"]
+    script = script_of(write_spec, data_spec(digits(f", augment: [{CROP}]"), "tensorflow") + LEAN)
+    augment = script.keras.Sequential([eval(layer, script.__dict__) for layer in layers])
+    rng = np.random.default_rng(0)
+    same = np.repeat(rng.uniform(0, 1, (1, 4, 4, 3)).astype(np.float32), 8, axis=0)
+    images, _ = script.each_image(augment)(script.tf.constant(same), None)
+    assert len({row.tobytes() for row in images.numpy()}) == 8
