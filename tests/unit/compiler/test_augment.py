@@ -108,7 +108,7 @@ def test_tensorflow_augment_compiles_to_keras_layers_on_the_training_batches(wri
         "keras.layers.RandomContrast(0.3)",
     ):
         assert layer in source
-    assert "train = train.map(each_image(augment), num_parallel_calls=tf.data.AUTOTUNE)" in source
+    assert "train = train.map(each_image(augment)).prefetch(tf.data.AUTOTUNE)" in source
     assert "val = val.map" not in source
 
 
@@ -258,3 +258,15 @@ def test_keras_saturation_layer_changes_colour_images_each_on_its_own(write_spec
     same = np.repeat(rng.uniform(0, 1, (1, 4, 4, 3)).astype(np.float32), 8, axis=0)
     images, _ = script.each_image(augment)(script.tf.constant(same), None)
     assert len({row.tobytes() for row in images.numpy()}) == 8
+
+
+def test_keras_augmentation_is_reproducible_from_the_training_seed(write_spec):
+    script = script_of(write_spec, data_spec(digits(f", augment: {AUGMENT}"), "tensorflow") + LEAN)
+
+    def batches(seed):
+        script.keras.utils.set_random_seed(seed)  # what the compiled training function does with training.seed + rank
+        train, _, _, _ = script.make_loaders(script.CONFIG, 0, 1, 0)
+        return np.concatenate([x.numpy() for x, _ in train.take(3)])
+
+    assert np.array_equal(batches(0), batches(0))
+    assert not np.array_equal(batches(0), batches(1))
