@@ -1,8 +1,9 @@
-"""SPEC §12's dataset.augment and loader_workers on a real local Ray: a digits cnn trains with augmentation on
-both frameworks (tensorflow on 2 workers, where the Keras layers run inside MultiWorkerMirroredStrategy's input
-pipeline) and reaches a sensible accuracy; a torchvision data set read by 2 DataLoader worker processes, seen
-alive from inside the Ray Train worker. (That augmentation changes the training batches and never the validation
-ones is shown on the compiled make_loaders in tests/unit/compiler/test_augment.py.)"""
+"""SPEC §12's dataset.augment and loader_workers on a real local Ray: inside a Ray Train worker the training
+batches are augmented and the validation batches are exactly as without augment; a digits cnn trains with
+augmentation on both frameworks (tensorflow on 2 workers, where the Keras layers run inside
+MultiWorkerMirroredStrategy's input pipeline) to a sensible accuracy; a torchvision data set is read by 2
+DataLoader worker processes, seen alive from inside the Ray Train worker. (Both frameworks' compiled make_loaders
+are compared batch by batch in tests/unit/compiler/test_augment.py.)"""
 
 from __future__ import annotations
 
@@ -43,6 +44,35 @@ def test_a_digits_cnn_trains_with_augmentation(tmp_path, spec_file, local_ray, f
     assert all(math.isfinite(row["train_loss"]) and math.isfinite(row["val_loss"]) for row in rows)
     assert rows[-1]["train_loss"] < rows[0]["train_loss"]
     assert rows[-1]["val_accuracy"] > 0.6  # 10 classes: chance is 0.1
+
+
+SUMMED = """\
+specc: 1
+name: summed
+framework: torch
+model: {{type: custom, factory: "e2e_batch_sum_models:make", kwargs: {{log: "{log}"}}}}
+dataset: {{type: digits, batch_size: 64, subset: {{train: 256, validation: 128}}{augment}}}
+training: {{epochs: 1}}
+scaling: {{num_workers: 1}}
+"""
+
+
+def test_inside_ray_train_augment_changes_training_batches_but_never_validation_ones(
+    tmp_path, spec_file, factory_module, local_ray
+):
+    """The same run with and without augment, its model recording each batch's pixel sum: the split and the
+    seeded order are the same, so only the augmentation can make the batches differ."""
+    factory_module("batch_sum_models.py", "e2e_batch_sum_models")
+    seen = {}
+    for name, augment in (("plain", ""), ("augmented", ", augment: [{random_crop: {size: 8, padding: 2}}]")):
+        log = tmp_path / f"{name}.log"
+        run_spec(spec_file(SUMMED.format(log=log, augment=augment)), storage_path=tmp_path / name, quiet=True)
+        seen[name] = [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
+    kinds = [kind for kind, _sum in seen["plain"]]
+    assert kinds == [kind for kind, _sum in seen["augmented"]] == ["train"] * 4 + ["eval"] * 2
+    pairs = list(zip(seen["plain"], seen["augmented"], strict=True))
+    assert all(plain != augmented for (kind, plain), (_, augmented) in pairs if kind == "train")  # shifted out
+    assert all(plain == augmented for (kind, plain), (_, augmented) in pairs if kind == "eval")
 
 
 def test_loader_workers_read_torchvision_files_in_worker_processes(tmp_path, spec_file, factory_module, local_ray):
