@@ -451,7 +451,12 @@ def standardize_applies(e: Experiment, at: Locator) -> Iterator[Problem]:
 
 def augment_fits(e: Experiment, at: Locator) -> Iterator[Problem]:
     """Augmentations the data set's images can take: every one keeps the image's size (the validation images
-    are not changed, and the model takes one size), saturation needs colour."""
+    are not changed, and the model takes one size), saturation needs colour.
+
+    Image data sets load as images whatever the model (digits as (N, 1, 8, 8) / (N, 8, 8, 1) arrays even for
+    an mlp, which flattens them in its first layer), so each augmentation sees one (C, H, W) / (H, W, C) image;
+    data sets whose image shape specc does not know before the run (custom factories) are refused, not guessed.
+    """
     dataset = e.dataset
     if not dataset.augment:
         return

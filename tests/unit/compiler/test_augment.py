@@ -270,3 +270,11 @@ def test_keras_augmentation_is_reproducible_from_the_training_seed(write_spec):
 
     assert np.array_equal(batches(0), batches(0))
     assert not np.array_equal(batches(0), batches(1))
+
+
+def test_an_mlp_on_digits_is_augmented_as_images(write_spec):
+    """digits load as 1x8x8 images for an mlp too (it flattens them itself): the crop sees images, not rows."""
+    text = data_spec(digits(f", augment: [{CROP}]")) + LEAN
+    assert codes(write_spec, text) == []
+    (x, _), _ = torch_batches(write_spec, digits(f", augment: [{CROP}]"))
+    assert tuple(x.shape[1:]) == (1, 8, 8)
