@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from specc.read.document import Path, SourceMap, dotted
 from specc.spec.base import PATTERN_MEANINGS
+from specc.spec.dataset import AUGMENTATION_NAMES
 from specc.spec.errors import Problem, excerpt
 from specc.spec.space import DISTRIBUTION_NAMES, DISTRIBUTIONS
 from specc.spec.walk import allowed_keys, choices, field_description, is_distribution, tags
@@ -177,8 +178,10 @@ def data_path(loc: tuple, data: Any) -> Path:
     """pydantic's loc without the union tags and type labels it inserts, i.e. a path into the data."""
     path: list = []
     node = data
-    # a distribution's loc repeats its name: (..., 'uniform' as the union tag, 'uniform' as the field)
-    loc = tuple(p for i, p in enumerate(loc) if not (i and p == loc[i - 1] and p in DISTRIBUTION_NAMES))
+    # a distribution's (or augmentation's) loc repeats its name: (..., 'uniform' as the union tag, 'uniform' as the
+    # field)
+    repeated = (*DISTRIBUTION_NAMES, *AUGMENTATION_NAMES)
+    loc = tuple(p for i, p in enumerate(loc) if not (i and p == loc[i - 1] and p in repeated))
     last = len(loc) - 1
     for index, part in enumerate(loc):
         if (isinstance(node, dict) and part in node) or (

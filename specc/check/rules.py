@@ -450,6 +450,97 @@ def standardize_applies(e: Experiment, at: Locator) -> Iterator[Problem]:
         )
 
 
+def augment_fits(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """Augmentations the data set's images can take: every one keeps the image's size (the validation images
+    are not changed, and the model takes one size), saturation needs colour.
+
+    Image data sets load as images whatever the model (digits as (N, 1, 8, 8) / (N, 8, 8, 1) arrays even for
+    an mlp, which flattens them in its first layer), so each augmentation sees one (C, H, W) / (H, W, C) image;
+    data sets whose image shape specc does not know before the run (custom factories) are refused, not guessed.
+    """
+    dataset = e.dataset
+    if not dataset.augment:
+        return
+    shape, where = dataset.known_image_shape(), ("dataset", "augment")
+    if shape is None:
+        gives = (
+            "features your factory prepares, of a shape specc does not know"
+            if dataset.type == "custom"
+            else ("rows of features")
+        )
+        yield at("E224", f"augment changes images, but {dataset.type} gives {gives}", where, "remove augment")
+        return
+    if dataset.loader == "ray_data":
+        yield at(
+            "E224",
+            "augment is applied to in-memory batches, not to Ray Data streams (loader: ray_data)",
+            where,
+            "use loader: torch_dataloader",
+        )
+    channels, height, width = shape
+    for index, item in enumerate(dataset.augment):
+        name = item if isinstance(item, str) else next(iter(type(item).model_fields))
+        here = (*where, index, name)
+        if name in ("random_crop", "random_resized_crop"):
+            size = getattr(item, name).size
+            padding = item.random_crop.padding if name == "random_crop" else 0
+            if (height, width) != (size, size):
+                larger = (
+                    f" (larger than the {height + 2 * padding}-pixel padded image)"
+                    if name == "random_crop" and (size > min(height, width) + 2 * padding)
+                    else ""
+                )
+                yield at(
+                    "E224",
+                    f"{name} size {size}{larger} is not the images' size {height}x{width}: validation images are "
+                    "not cropped, and the model takes one size",
+                    (*here, "size"),
+                    f"size: {height}" if height == width else "crop square images only",
+                )
+        if name == "random_resized_crop" and e.framework == "tensorflow":
+            yield at(
+                "E207",
+                "random_resized_crop has no Keras preprocessing layer in tf_keras (torch only)",
+                here,
+                "use random_crop with padding, or framework torch",
+            )
+        if name == "color_jitter" and item.color_jitter.saturation and channels == 1:
+            yield at(
+                "E224",
+                f"color_jitter saturation needs colour images, but {dataset.type} images have 1 channel",
+                (*here, "saturation"),
+                "remove saturation (brightness and contrast work on grayscale)",
+            )
+    yield from _written_in(e, at, "dataset.augment", "the augmentation is written into the script")
+
+
+def loader_workers_apply(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """DataLoader worker processes: torch's DataLoader over a torchvision data set, which decodes each image."""
+    dataset, where = e.dataset, ("dataset", "loader_workers")
+    if not dataset.loader_workers:
+        return
+    if e.framework == "tensorflow":
+        yield at("E207", "loader_workers starts torch DataLoader workers; tensorflow has none", where, "remove it")
+    elif dataset.loader == "ray_data":
+        yield at("W320", "loader_workers has no effect with loader: ray_data (Ray Data reads)", where, "remove it")
+    elif dataset.type != "torchvision":
+        yield at(
+            "W320",
+            f"loader_workers has no effect: {dataset.type} batches are slices of tensors already in memory, "
+            "which worker processes would only copy",
+            where,
+            "remove it (it applies to torchvision data sets)",
+        )
+    yield from _written_in(e, at, "dataset.loader_workers", "the DataLoaders' arguments are written into the script")
+
+
+def _written_in(e: Experiment, at: Locator, key: str, why: str) -> Iterator[Problem]:
+    for _kind, where, entries in space_entries(e):
+        for searched in entries:
+            if searched == key or searched.startswith(key + "."):
+                yield at("E224", f"{searched} cannot be searched: {why}", (*where, searched), key=True)
+
+
 def scaling_consistent(e: Experiment, at: Locator) -> Iterator[Problem]:
     scaling = e.scaling
     if scaling.backend == "nccl" and not scaling.use_gpu:
@@ -557,6 +648,8 @@ RULES = (
     batch_sizes,
     subset_fits,
     standardize_applies,
+    augment_fits,
+    loader_workers_apply,
     metrics_reported,
     mode_direction,
     space_paths,

@@ -147,6 +147,10 @@ def _data(e) -> dict:
         "standardize": _choice(e, "dataset.standardize", dataset.standardize, True),
         "global_batch": dataset.global_batch_size is not None,
         "subset": dataset.subset is not None,
+        "augment": [Code(step) for step in torch_augment(dataset.augment)] if e.framework == "torch" else [],
+        "loader_workers": Code(
+            f", num_workers={dataset.loader_workers}, persistent_workers=True" if dataset.loader_workers else ""
+        ),
     }
 
 
@@ -160,6 +164,30 @@ def _wrapped(text: str, width: int) -> list[str]:
             line = line[cut + 1 :]
         lines.append(line)
     return lines
+
+
+def torch_augment(augment) -> list[str]:
+    """dataset.augment as torchvision.transforms.v2 transforms, in the spec's order."""
+    steps = []
+    for item in augment:
+        if item == "horizontal_flip":
+            steps.append("v2.RandomHorizontalFlip()")
+        elif item == "vertical_flip":
+            steps.append("v2.RandomVerticalFlip()")
+        elif hasattr(item, "random_crop"):
+            crop = item.random_crop
+            steps.append(f"v2.RandomCrop({crop.size}" + (f", padding={crop.padding})" if crop.padding else ")"))
+        elif hasattr(item, "random_rotation"):
+            steps.append(f"v2.RandomRotation({item.random_rotation:g})")
+        elif hasattr(item, "random_resized_crop"):
+            steps.append(f"v2.RandomResizedCrop({item.random_resized_crop.size})")
+        else:
+            steps.append(f"v2.ColorJitter({_jitter_args(item.color_jitter)})")
+    return steps
+
+
+def _jitter_args(jitter) -> str:
+    return ", ".join(f"{name}={value:g}" for name, value in jitter.model_dump().items() if value)
 
 
 def _docstring(plan: Plan, script_name: str) -> str:
@@ -245,6 +273,8 @@ def _imports(plan: Plan) -> list[str]:
     if torch:
         modules.add("torch")
         froms.add("from torch import nn")
+        if plan.experiment.dataset.augment:
+            froms.add("from torchvision.transforms import v2")
     stdlib = sorted(m for m in modules if m in STDLIB)
     third = sorted((m for m in modules if m not in STDLIB), key=lambda m: m.split(" ")[0])
     ordered_froms = sorted(froms, key=lambda line: line.split(" ")[1])

@@ -105,6 +105,8 @@ READ_WHEN = {
     ("dataset", "standardize"): lambda value: False,
     ("dataset", "subset"): lambda value: value is not None,
     ("training", "train_metrics"): lambda value: False,
+    ("dataset", "augment"): lambda value: False,  # written in as transforms / layers (searching it is E224)
+    ("dataset", "loader_workers"): lambda value: False,  # written in as DataLoader arguments
 }
 # Fields the code reads together: all of them are in CONFIG when one is set or searched, else none.
 READ_TOGETHER = (("training", ("steps_per_epoch", "validation_steps")),)

@@ -46,7 +46,7 @@ def _type_first(value):
 # a spec that uses none of them records the text it did before, so it keeps its sha256 and runs started by an
 # earlier specc still --resume (the compiled script compares spec.resolved.yaml by text).
 LATER_FIELDS = {
-    ("dataset", None): ("global_batch_size", "shuffle", "standardize", "subset"),
+    ("dataset", None): ("global_batch_size", "shuffle", "standardize", "subset", "augment", "loader_workers"),
     ("training", None): ("steps_per_epoch", "validation_steps", "train_metrics"),
     ("model", "cnn"): ("pool", "padding", "batch_norm"),
 }

@@ -83,6 +83,11 @@ CODES: dict[str, tuple[str, str]] = {
         "a factory that is not a function or class defined in a module of the project or of an installed package",
     ),
     "E220": ("batch-size-twice", "batch_size and global_batch_size both set (or neither): give exactly one"),
+    "E224": (
+        "augment-mismatch",
+        "an augmentation the data cannot take (table rows, saturation of grayscale images, a crop to another size), "
+        "or a searched augment or loader_workers",
+    ),
     # E4xx: running
     "E401": (
         "run-refused",

@@ -274,7 +274,9 @@ def used_paths(spec: str) -> dict[str, bool]:
         "nn.Conv2d(": e.model.type in ("cnn", "torchvision"),
         "nn.BatchNorm1d(": mlp and e.model.batch_norm,
         "nn.Dropout(": e.model.type in ("mlp", "cnn") and e.model.dropout > 0,
-        "torchvision": e.model.type == "torchvision" or e.dataset.type == "torchvision",
+        "torchvision": e.model.type == "torchvision" or e.dataset.type == "torchvision" or bool(e.dataset.augment),
+        "from torchvision.transforms import v2": bool(e.dataset.augment),
+        "persistent_workers=True": e.dataset.loader_workers > 0,
         "def standardize(": e.dataset.type in ("iris", "wine", "breast_cancer", "synthetic_classification")
         or e.dataset.type == "synthetic_regression"
         or (e.dataset.type in ("csv", "parquet", "jsonl", "npz") and e.dataset.loader != "ray_data"),

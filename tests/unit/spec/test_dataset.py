@@ -23,6 +23,8 @@ COMMON = {
     "shuffle": True,
     "standardize": True,
     "subset": None,
+    "augment": [],
+    "loader_workers": 0,
     "loader": "torch_dataloader",
 }
 LEARNED = {"task": None, "num_classes": None}

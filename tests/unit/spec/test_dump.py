@@ -35,6 +35,8 @@ def test_specc_show_still_lists_every_default():
         "dataset.shuffle",
         "dataset.standardize",
         "dataset.subset",
+        "dataset.augment",
+        "dataset.loader_workers",
         "training.steps_per_epoch",
         "training.validation_steps",
         "training.train_metrics",
