@@ -163,7 +163,12 @@ def metrics_reported(e: Experiment, at: Locator) -> Iterator[Problem]:
     reported = e.reported_metrics()
     for name, path in metric_uses(e):
         if name not in reported:
-            if name.startswith("val_") and name[4:] in METRIC_TASK:
+            if name.startswith("val_") and not e.validates():
+                train = f"train_{name[4:]}"
+                hint = "validation_from: none reports no val_* metrics; validate (validation_from: test or train)" + (
+                    f", or use {train} (training.train_metrics: true)" if name[4:] in METRIC_TASK else ""
+                )
+            elif name.startswith("val_") and name[4:] in METRIC_TASK:
                 hint = f"add {name[4:]} to training.metrics"
             elif name.startswith("train_") and name[6:] in (e.training.metrics or ()):
                 hint = "report metrics on the training batches too: training.train_metrics: true"
@@ -449,6 +454,24 @@ def standardize_applies(e: Experiment, at: Locator) -> Iterator[Problem]:
         )
 
 
+def validation_source(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """validation_fraction means something only when validation is held out of the training split."""
+    dataset = e.dataset
+    source = getattr(dataset, "validation_from", None)
+    if source is None or source == "train" or dataset.validation_fraction is None:
+        return
+    if source == "test":
+        message = f"validation_fraction {dataset.validation_fraction} holds nothing out: {dataset.type} validates on its test split (validation_from: test)"
+    else:
+        message = f"validation_fraction {dataset.validation_fraction} holds nothing out: validation_from is none"
+    yield at(
+        "E221",
+        message,
+        ("dataset", "validation_fraction"),
+        "to validate on part of the training split: validation_from: train; else remove validation_fraction",
+    )
+
+
 def scaling_consistent(e: Experiment, at: Locator) -> Iterator[Problem]:
     scaling = e.scaling
     if scaling.backend == "nccl" and not scaling.use_gpu:
@@ -556,6 +579,7 @@ RULES = (
     batch_sizes,
     subset_fits,
     standardize_applies,
+    validation_source,
     metrics_reported,
     mode_direction,
     space_paths,

@@ -45,6 +45,7 @@ STDLIB = {
     "bisect",
     "copy",
     "csv",
+    "gzip",
     "importlib",
     "inspect",
     "io",
@@ -53,6 +54,7 @@ STDLIB = {
     "logging",
     "math",
     "os",
+    "pickle",
     "socket",
     "sys",
 }
@@ -106,6 +108,9 @@ def context(plan: Plan, script_name: str) -> dict:
         "split_args": [Code(arg) for arg in SPLITS.get(getattr(e.dataset, "name", ""), ("train=True", "train=False"))],
         "cnn": _cnn(e) if e.model.type == "cnn" else {},
         "data": _data(e),
+        "data_path": {"files": "path", "torchvision": "root"}.get(plan.data_source)
+        or ("path" if e.dataset.type == "keras_dataset" else None),  # made absolute by the driver
+        "validates": e.validates(),
         **(tensorflow_context(plan) if e.framework == "tensorflow" else {}),
     }
 
@@ -219,6 +224,9 @@ def _imports(plan: Plan) -> list[str]:
         modules.add("ray.data")
     if plan.experiment.dataset.type == "npz":
         modules.add("io")
+    dataset = plan.experiment.dataset
+    if dataset.type == "keras_dataset" and dataset.name != "mnist":
+        modules.add("gzip" if dataset.name == "fashion_mnist" else "pickle")
     if plan.experiment.model.type == "torchvision" or plan.data_source == "torchvision":
         modules.add("torchvision")
     modules |= {"tqdm"} | ({"threading", "ray.util.queue"} if _shows_epochs_from_workers(plan) else set())

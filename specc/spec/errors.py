@@ -80,6 +80,10 @@ CODES: dict[str, tuple[str, str]] = {
         "a factory that is not a function or class defined in a module of the project or of an installed package",
     ),
     "E220": ("batch-size-twice", "batch_size and global_batch_size both set (or neither): give exactly one"),
+    "E221": (
+        "validation-mismatch",
+        "validation_fraction on a data set that validates on its test split (validation_from: test) or not at all",
+    ),
     # E4xx: running
     "E401": (
         "run-refused",
