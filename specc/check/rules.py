@@ -455,13 +455,32 @@ def standardize_applies(e: Experiment, at: Locator) -> Iterator[Problem]:
 
 
 def validation_source(e: Experiment, at: Locator) -> Iterator[Problem]:
-    """validation_fraction means something only when validation is held out of the training split."""
+    """validation_fraction means something only when validation is held out of the training split; keras_dataset
+    reads files that are already there (specc fetches nothing)."""
     dataset = e.dataset
+    if dataset.type == "keras_dataset" and dataset.download:
+        yield at(
+            "E100",
+            "keras_dataset never downloads: the script reads the files keras.datasets has already fetched",
+            ("dataset", "download"),
+            f"fetch them once where there is network: python -c 'import keras; keras.datasets.{dataset.name}"
+            ".load_data()' (into ~/.keras/datasets), then download: false",
+        )
     source = getattr(dataset, "validation_from", None)
+    if source == "none" and dataset.loader == "ray_data":
+        yield at(
+            "E221",
+            "validation_from: none leaves no validation split, but loader ray_data hands the trainer one",
+            ("dataset", "validation_from"),
+            "use loader torch_dataloader, or validate (validation_from: test or train)",
+        )
     if source is None or source == "train" or dataset.validation_fraction is None:
         return
     if source == "test":
-        message = f"validation_fraction {dataset.validation_fraction} holds nothing out: {dataset.type} validates on its test split (validation_from: test)"
+        message = (
+            f"validation_fraction {dataset.validation_fraction} holds nothing out: {dataset.type} validates on its "
+            "test split (validation_from: test)"
+        )
     else:
         message = f"validation_fraction {dataset.validation_fraction} holds nothing out: validation_from is none"
     yield at(

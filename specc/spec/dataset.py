@@ -265,7 +265,9 @@ class KerasDataset(WithTestSplit):
     """A keras.datasets image set read with NumPy from the files Keras downloads, in Keras' own layout (both
     frameworks; Keras itself is not needed)."""
 
-    type: Literal["keras_dataset"] = describe("A keras.datasets image data set (mnist, fashion_mnist, cifar10, cifar100).")
+    type: Literal["keras_dataset"] = describe(
+        "A keras.datasets image data set (mnist, fashion_mnist, cifar10, cifar100)."
+    )
     name: Literal["mnist", "fashion_mnist", "cifar10", "cifar100"] = describe(
         "The keras.datasets module: mnist (mnist.npz), fashion_mnist (fashion-mnist/*-idx*-ubyte.gz), cifar10 "
         "(cifar-10-batches-py/), cifar100 (cifar-100-python/, fine labels)."
@@ -275,8 +277,9 @@ class KerasDataset(WithTestSplit):
         "cifar-100-python/), or that file or directory itself; relative paths are relative to the spec's directory.",
         "~/.keras/datasets",
     )
-    download: Literal[False] = describe(
-        "Always false: nothing is fetched. Fetch the files once with keras.datasets.<name>.load_data().", False
+    download: bool = describe(
+        "Must stay false: specc never fetches these files. Fetch them once with keras.datasets.<name>.load_data().",
+        False,
     )
 
     def known_classes(self) -> int:

@@ -82,7 +82,8 @@ CODES: dict[str, tuple[str, str]] = {
     "E220": ("batch-size-twice", "batch_size and global_batch_size both set (or neither): give exactly one"),
     "E221": (
         "validation-mismatch",
-        "validation_fraction on a data set that validates on its test split (validation_from: test) or not at all",
+        "validation_fraction on a data set that validates on its test split (validation_from: test) or not at all, "
+        "or validation_from: none with loader ray_data",
     ),
     # E4xx: running
     "E401": (
