@@ -113,7 +113,7 @@ def test_mnist_npz_becomes_scaled_images_in_the_frameworks_layout(write_spec, tm
         assert x.shape == expected and x.dtype == np.float32 and y.dtype == np.int64
         assert x_val.shape[0] == 40 and np.array_equal(y_val, t_raw)  # validation: the test split
         assert np.allclose(x.reshape(120, 28, 28), x_raw / 255) and np.array_equal(y, y_raw)
-        assert 0.0 <= x.min() and x.max() <= 1.0 and x.max() > 0.9
+        assert x.min() >= 0.0 and x.max() <= 1.0 and x.max() > 0.9
 
 
 @pytest.mark.parametrize("framework", ["torch", "tensorflow"])
@@ -126,11 +126,16 @@ def test_cifar10_batches_keep_their_channels(write_spec, tmp_path, framework, ke
         write_spec, tmp_path, "{type: keras_dataset, name: cifar10, path: keras}", framework
     )
     first, labels = load_batch(str(folder / "data_batch_1"))  # (N, 3, 32, 32), channels-first
-    test, test_labels = load_batch(str(folder / "test_batch"))
+    test_images, test_labels = load_batch(str(folder / "test_batch"))
     assert len(x) == 100 and len(x_val) == 30  # 5 batches of 20; the test batch
     images = x[:20] if framework == "torch" else x[:20].transpose(0, 3, 1, 2)
     assert np.allclose(images, first / 255) and np.array_equal(y[:20], labels)
-    assert np.array_equal(y_val, test_labels) and x.shape[1:] == ((3, 32, 32) if framework == "torch" else (32, 32, 3))
+    validation = x_val if framework == "torch" else x_val.transpose(0, 3, 1, 2)
+    assert (
+        np.allclose(validation, test_images / 255)
+        and np.array_equal(y_val, test_labels)
+        and x.shape[1:] == ((3, 32, 32) if framework == "torch" else (32, 32, 3))
+    )
 
 
 def test_cifar100_fine_labels_and_fashion_mnist_idx(write_spec, tmp_path):
@@ -157,7 +162,7 @@ def test_a_tampered_cifar_batch_cannot_run_code(write_spec, tmp_path):
 
     folder = write_cifar10(tmp_path / "keras", per_batch=4, n_test=4)
     (folder / "data_batch_3").write_bytes(pickle.dumps({b"data": print, b"labels": []}))
-    with pytest.raises(pickle.UnpicklingError, match="builtins.print"):
+    with pytest.raises(pickle.UnpicklingError, match=r"builtins\.print"):
         load(write_spec, tmp_path, "{type: keras_dataset, name: cifar10, path: keras}")
 
 
@@ -168,7 +173,7 @@ def test_validation_from_train_holds_out_exactly_the_fraction_disjointly(write_s
     np.savez(tmp_path / "mnist.npz", x_train=x_all, y_train=np.arange(200) % 10, x_test=test, y_test=np.arange(50) % 10)
     dataset = "{type: keras_dataset, name: mnist, path: mnist.npz, validation_from: train, validation_fraction: 0.15}"
     script, ((x, y), (x_val, y_val)) = load(write_spec, tmp_path, dataset)
-    assert (len(x), len(x_val)) == (170, 30)  # int(200 * 0.15) held out
+    assert (len(x), len(y), len(x_val), len(y_val)) == (170, 170, 30, 30)  # int(200 * 0.15) held out
     seen = lambda images: {image.tobytes() for image in np.round(images * 255).astype(np.uint8).reshape(-1, 784)}  # noqa: E731
     train, val = seen(x), seen(x_val)
     assert not train & val and train | val == seen(x_all / 255)  # disjoint, and together the whole training split
