@@ -418,23 +418,35 @@ def _searched_values(distribution) -> list:
 
 
 SIZES = {"digits": 1797, "iris": 150, "wine": 178, "breast_cancer": 569}  # scikit-learn's bundled sets
+KERAS_SIZES = {"mnist": (60000, 10000), "fashion_mnist": (60000, 10000), "cifar10": (50000, 10000)}
+KERAS_SIZES["cifar100"] = (50000, 10000)  # keras.datasets' (train, test) examples
 
 
 def subset_fits(e: Experiment, at: Locator) -> Iterator[Problem]:
     """A subset no larger than the split it is taken from, where the data set's size is known before it is read."""
     dataset = e.dataset
     count = SIZES.get(dataset.type) or getattr(dataset, "n_samples", None)
-    if dataset.subset is None or count is None:
+    splits = None
+    if dataset.type == "keras_dataset" and dataset.validation_from != "train":
+        count, splits = None, dict(zip(("train", "validation"), KERAS_SIZES[dataset.name], strict=True))
+    elif dataset.type == "keras_dataset":
+        count = KERAS_SIZES[dataset.name][0]
+    if dataset.subset is None or (count is None and splits is None):
         return
-    n_val = max(1, int(count * dataset.validation_fraction))
-    for split, size in (("train", count - n_val), ("validation", n_val)):
+    if splits is None:
+        n_val = max(1, int(count * dataset.validation_fraction))
+        splits = {"train": count - n_val, "validation": n_val}
+    for split, size in splits.items():
+        if split == "validation" and dataset.type == "keras_dataset" and dataset.validation_from == "none":
+            continue
         wanted = getattr(dataset.subset, split)
         if wanted > size:
             yield at(
                 "E100",
                 f"subset.{split} asks for {wanted} examples, but the {split} split of {dataset.type} has {size}",
                 ("dataset", "subset", split),
-                f"use at most {size}, or change validation_fraction",
+                f"use at most {size}"
+                + ("" if dataset.type == "keras_dataset" and count is None else ", or change validation_fraction"),
             )
 
 
@@ -473,6 +485,31 @@ def validation_source(e: Experiment, at: Locator) -> Iterator[Problem]:
             "validation_from: none leaves no validation split, but loader ray_data hands the trainer one",
             ("dataset", "validation_from"),
             "use loader torch_dataloader, or validate (validation_from: test or train)",
+        )
+    for _kind, where, entries in space_entries(e) if source else ():
+        for key in ("dataset.validation_from", "dataset.name"):
+            if key in entries:
+                yield at(
+                    "E213",
+                    f"{key} is fixed before trials start: the compiled script reads that data set's files its own way",
+                    (*where, key),
+                    "run one spec per data set and validation source",
+                    key=True,
+                )
+        if "dataset.validation_fraction" in entries and source != "train":
+            yield at(
+                "E221",
+                f"the search sets dataset.validation_fraction, but validation_from is {source}: it holds nothing out",
+                (*where, "dataset.validation_fraction"),
+                "validation_from: train, to search the share held out of the training split",
+                key=True,
+            )
+    if source == "none" and dataset.subset is not None:
+        yield at(
+            "W320",
+            "subset.validation has no effect: validation_from is none",
+            ("dataset", "subset", "validation"),
+            "keep it for when validation is switched back on, or remove the subset's validation count",
         )
     if source is None or source == "train" or dataset.validation_fraction is None:
         return

@@ -227,3 +227,31 @@ def test_only_the_chosen_reader_is_compiled(write_spec):
     assert "def read_cifar100(" in cifar and "import pickle" in cifar and "read_mnist" not in cifar
     assert "import gzip" in source_of(write_spec, spec("{type: keras_dataset, name: fashion_mnist}"))
     assert "read_mnist" not in source_of(write_spec, spec("{type: digits}"))
+
+
+def test_subsets_searches_and_sizes_of_keras_data_sets(write_spec):
+    found = problems(write_spec, spec("{type: keras_dataset, name: cifar10, subset: {train: 50001, validation: 10}}"))
+    assert [(code, path) for code, path, *_ in found] == [("E100", "dataset.subset.train")]
+    held = "{type: keras_dataset, name: mnist, validation_from: train, subset: {train: 10, validation: 12001}}"
+    assert [(code, path) for code, path, *_ in problems(write_spec, spec(held))] == [
+        ("E100", "dataset.subset.validation")
+    ]
+    none = "{type: keras_dataset, name: mnist, validation_from: none, subset: {train: 10, validation: 5}}"
+    assert [(code, path) for code, path, *_ in problems(write_spec, spec(none))] == [
+        ("W320", "dataset.subset.validation")
+    ]
+    search = "tune:\n  metric: val_loss\n  mode: min\n  space:\n    dataset.{key}: {{choice: {values}}}\n"
+    for key, values, code in (
+        ("validation_from", "[test, train]", "E213"),
+        ("name", "[mnist, fashion_mnist]", "E213"),
+        ("validation_fraction", "[0.1, 0.2]", "E221"),
+    ):
+        found = problems(
+            write_spec, spec("{type: keras_dataset, name: mnist}", extra=search.format(key=key, values=values))
+        )
+        assert (code, f"tune.space[dataset.{key}]") in [(code, path) for code, path, *_ in found], found
+    held_search = search.format(key="validation_fraction", values="[0.1, 0.2]")
+    assert (
+        problems(write_spec, spec("{type: keras_dataset, name: mnist, validation_from: train}", extra=held_search))
+        == []
+    )
