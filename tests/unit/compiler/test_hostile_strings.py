@@ -6,9 +6,9 @@ The free-text fields (from specc/spec/*.py; names, factories, identifiers, addre
 names are pattern-checked and not free text): description; run.storage_path; dataset.path, .features, .label
 (csv, parquet, jsonl, npz; keras_dataset's path), dataset.root (torchvision); model/dataset custom kwargs keys and
 values (nested); scaling.accelerator_type; cluster.runtime_env env_vars values, pip (list, file, {packages,
-pip_version}), uv, conda (name or mapping, keys and values), py_modules, image_uri; cluster.excludes. cluster.working_dir must
-name a directory that holds the spec (checked at validate time): here it is ".", and the spec's own (hostile)
-directory reaches the script as WORKING_DIR.
+pip_version}), uv, conda (name or mapping, keys and values), py_modules, image_uri; cluster.excludes.
+cluster.working_dir must name a directory that holds the spec (checked at validate time): here it is ".", and the
+spec's own (hostile) directory reaches the script as WORKING_DIR.
 """
 
 from __future__ import annotations
