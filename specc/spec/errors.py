@@ -89,7 +89,7 @@ CODES: dict[str, tuple[str, str]] = {
     "E401": (
         "run-refused",
         "the run cannot start as asked: its run directory exists without --resume, was started from another spec, "
-        "or is in use by another run",
+        "or is in use by another run; or the data files it reads (keras_dataset) are missing",
     ),
     "E402": ("ray-unreachable", "Ray could not be started or the cluster address could not be reached"),
     "E403": (

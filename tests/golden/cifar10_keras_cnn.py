@@ -583,8 +583,13 @@ def prepare(args):
     # Ray workers run in their own directories: data paths are made absolute here, in the driver.
     # Relative ones are relative to this script (where `specc compile -o` put it).
     data = config["dataset"]
-    path = os.path.expanduser(data["path"])  # ~: this user's home (Keras caches into ~/.keras/datasets)
-    config = {**config, "dataset": {**data, "path": os.path.join(HERE, path)}}
+    path = os.path.normpath(os.path.join(HERE, os.path.expanduser(data["path"])))  # ~: this user's home (Keras' cache)
+    config = {**config, "dataset": {**data, "path": path}}
+    try:
+        if args.address is None:  # a local Ray's workers read this machine's files: refused here if missing
+            keras_files(path)
+    except FileNotFoundError as missing:
+        raise SystemExit(str(missing)) from None
     return config, scaling
 
 

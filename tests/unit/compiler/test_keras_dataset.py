@@ -255,3 +255,22 @@ def test_subsets_searches_and_sizes_of_keras_data_sets(write_spec):
         problems(write_spec, spec("{type: keras_dataset, name: mnist, validation_from: train}", extra=held_search))
         == []
     )
+
+
+def test_a_local_run_without_the_files_is_refused_before_ray_starts(write_spec, tmp_path):
+    import types
+
+    output = tmp_path / "build" / "script.py"  # compiled where it runs: its relative paths start there
+    source = api.compile(api.load(write_spec(spec("{type: keras_dataset, name: cifar10, path: keras}"))), str(output))
+    script = types.ModuleType("compiled")
+    script.__file__ = str(output)
+    exec(compile(source, script.__file__, "exec"), script.__dict__)
+    with pytest.raises(SystemExit) as refused:
+        script.prepare(script.parse_args([]))
+    assert (
+        str(tmp_path / "keras") in str(refused.value.code) and "cifar-10-batches-py/data_batch_1" in refused.value.code
+    )
+    write_cifar10(tmp_path / "keras", per_batch=2, n_test=2)
+    config, _ = script.prepare(script.parse_args([]))
+    assert config["dataset"]["path"] == str(tmp_path / "keras")
+    assert script.prepare(script.parse_args(["--address", "auto"]))  # a cluster's workers have their own disks
