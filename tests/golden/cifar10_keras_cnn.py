@@ -586,7 +586,7 @@ def prepare(args):
     path = os.path.normpath(os.path.join(HERE, os.path.expanduser(data["path"])))  # ~: this user's home (Keras' cache)
     config = {**config, "dataset": {**data, "path": path}}
     try:
-        if args.address is None:  # a local Ray's workers read this machine's files: refused here if missing
+        if args.address is None and "RAY_ADDRESS" not in os.environ:  # a local Ray: its workers read these files
             keras_files(path)
     except FileNotFoundError as missing:
         raise SystemExit(str(missing)) from None

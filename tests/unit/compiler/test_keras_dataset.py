@@ -257,7 +257,7 @@ def test_subsets_searches_and_sizes_of_keras_data_sets(write_spec):
     )
 
 
-def test_a_local_run_without_the_files_is_refused_before_ray_starts(write_spec, tmp_path):
+def test_a_local_run_without_the_files_is_refused_before_ray_starts(write_spec, tmp_path, monkeypatch):
     import types
 
     output = tmp_path / "build" / "script.py"  # compiled where it runs: its relative paths start there
@@ -273,4 +273,7 @@ def test_a_local_run_without_the_files_is_refused_before_ray_starts(write_spec, 
     write_cifar10(tmp_path / "keras", per_batch=2, n_test=2)
     config, _ = script.prepare(script.parse_args([]))
     assert config["dataset"]["path"] == str(tmp_path / "keras")
+    (tmp_path / "keras" / "cifar-10-batches-py" / "data_batch_1").unlink()
     assert script.prepare(script.parse_args(["--address", "auto"]))  # a cluster's workers have their own disks
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")  # a submitted job's driver, likewise
+    assert script.prepare(script.parse_args([]))
