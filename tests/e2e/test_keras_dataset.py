@@ -95,3 +95,37 @@ def test_validation_from_none_trains_and_reports_no_val_metrics(tmp_path, spec_f
     assert best["status"] == "completed" and best["metrics"] == pytest.approx(rows[-1]) and best["checkpoint"]
     shown = capsys.readouterr()
     assert "val_" not in shown.out + shown.err and "train_accuracy" in shown.out + shown.err
+
+
+def test_a_search_without_validation_optimises_a_training_metric(tmp_path, spec_file, local_ray):
+    """Two Tune trials (one process each) with validation_from: none: the search's table, best.json and best.yaml
+    name train_accuracy and no val_* metric; best.yaml is a spec of its own pointing at the same file."""
+    from specc import api
+
+    write_mnist_npz(tmp_path / "mnist.npz", n_train=256, n_test=64)
+    spec = spec_file(
+        """\
+        specc: 1
+        name: search-no-validation
+        framework: torch
+        model: {type: cnn, channels: [4], hidden_sizes: [16]}
+        dataset: {type: keras_dataset, name: mnist, path: mnist.npz, validation_from: none, batch_size: 32}
+        training: {epochs: 2, train_metrics: true}
+        scaling: {num_workers: 1}
+        tune:
+          metric: train_accuracy
+          mode: max
+          num_samples: 2
+          space:
+            training.optimizer.lr: {choice: [0.01, 0.1]}
+        """
+    )
+    result = run_spec(spec, storage_path=tmp_path / "runs")
+
+    run_dir = tmp_path / "runs" / "search-no-validation"
+    lines = (run_dir / "results.csv").read_text().splitlines()
+    assert len(lines) == 3 and "val_" not in lines[0] and "train_accuracy" in lines[0]
+    assert "train_accuracy" in result.metrics and not any(name.startswith("val_") for name in result.metrics)
+    best = api.load(run_dir / "best.yaml")
+    assert best.tune is None and best.dataset.validation_from == "none"
+    assert best.dataset.path == str(tmp_path / "mnist.npz")
