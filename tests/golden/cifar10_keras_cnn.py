@@ -106,8 +106,8 @@ def split(x, y, cfg):
 
 
 def keras_files(path):
-    """The directory of Keras' cifar10 files: cifar-10-batches-py/ in the directory keras.datasets caches into
-    (`path`) (cifar-10-batches-py-target/cifar-10-batches-py/ since Keras 3), or `path` itself."""
+    """The directory of Keras' cifar10 files: cifar-10-batches-py/ in `path`, the directory keras.datasets caches
+    into (Keras 3: cifar-10-batches-py-target/cifar-10-batches-py/); or `path` itself."""
     for where in (
         os.path.join(path, "cifar-10-batches-py"),
         os.path.join(path, "cifar-10-batches-py-target", "cifar-10-batches-py"),
