@@ -116,8 +116,9 @@ def keras_files(path):
         if os.path.isfile(os.path.join(where, "data_batch_1")):
             return where
     raise FileNotFoundError(
-        f"keras_dataset cifar10: no cifar-10-batches-py/data_batch_1 in {path}; fetch the files once with "
-        "keras.datasets.cifar10.load_data() (into ~/.keras/datasets) or set dataset.path to where they are"
+        f"keras_dataset cifar10: no cifar-10-batches-py/data_batch_1 in {path}; "
+        "fetch the files once with keras.datasets.cifar10.load_data() (into ~/.keras/datasets) "
+        "or set dataset.path to where they are"
     )
 
 

@@ -277,3 +277,31 @@ def test_a_local_run_without_the_files_is_refused_before_ray_starts(write_spec, 
     assert script.prepare(script.parse_args(["--address", "auto"]))  # a cluster's workers have their own disks
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")  # a submitted job's driver, likewise
     assert script.prepare(script.parse_args([]))
+
+
+SUBSET = "{train: 9, validation: 9}"
+
+
+def test_every_name_framework_and_validation_source_compiles_ruff_clean(write_spec, tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    for name in ("mnist", "fashion_mnist", "cifar10", "cifar100"):
+        for framework in ("torch", "tensorflow"):
+            for source in ("test", "train", "none"):
+                dataset = f"{{type: keras_dataset, name: {name}, validation_from: {source}, subset: {SUBSET}}}"
+                text = spec(dataset, framework)
+                (scripts / f"{name}_{framework}_{source}.py").write_text(source_of(write_spec, text), encoding="utf-8")
+    for source in ("test", "train", "none"):
+        text = spec(
+            f"{{type: torchvision, name: CIFAR10, validation_from: {source}, subset: {{train: 9, validation: 9}}}}"
+        )
+        (scripts / f"torchvision_{source}.py").write_text(source_of(write_spec, text), encoding="utf-8")
+    command = [sys.executable, "-m", "ruff", "check", "--config", str(ROOT / "pyproject.toml"), "--no-cache"]
+    done = subprocess.run([*command, str(scripts)], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stdout
+    assert len(list(scripts.iterdir())) == 27
