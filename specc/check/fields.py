@@ -53,6 +53,11 @@ DISTRIBUTION_SHAPES = {
     if cls.model_fields[cls.kind].description.startswith("[")
 }
 # Keys users reach for that live elsewhere in the spec.
+# Keys of some types of a section only: what to say when another type is given one.
+OTHER_TYPES_KEYS = {
+    "validation_from": "only data sets with a test split (torchvision, keras_dataset) choose where validation "
+    "comes from; this one holds validation_fraction of its examples out",
+}
 MOVED_KEYS = {
     "working_dir": "the job's working directory is cluster.working_dir",
     "excludes": "files left out of the job are cluster.excludes",
@@ -90,7 +95,7 @@ def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) 
         message = f"unknown key {excerpt(key)}"
         if allowed:
             message += f" in {dotted(path[:-1]) or 'the top level'}"
-        hint = did_you_mean(str(key), allowed) or MOVED_KEYS.get(str(key))
+        hint = OTHER_TYPES_KEYS.get(str(key)) or did_you_mean(str(key), allowed) or MOVED_KEYS.get(str(key))
         if not hint and allowed:
             hint = "allowed keys: " + ", ".join(allowed)
     elif kind == "missing":

@@ -164,7 +164,12 @@ def metrics_reported(e: Experiment, at: Locator) -> Iterator[Problem]:
     reported = e.reported_metrics()
     for name, path in metric_uses(e):
         if name not in reported:
-            if name.startswith("val_") and name[4:] in METRIC_TASK:
+            if name.startswith("val_") and not e.validates():
+                train = f"train_{name[4:]}"
+                hint = "validation_from: none reports no val_* metrics; validate (validation_from: test or train)" + (
+                    f", or use {train} (training.train_metrics: true)" if name[4:] in METRIC_TASK else ""
+                )
+            elif name.startswith("val_") and name[4:] in METRIC_TASK:
                 hint = f"add {name[4:]} to training.metrics"
             elif name.startswith("train_") and name[6:] in (e.training.metrics or ()):
                 hint = "report metrics on the training batches too: training.train_metrics: true"
@@ -414,23 +419,35 @@ def _searched_values(distribution) -> list:
 
 
 SIZES = {"digits": 1797, "iris": 150, "wine": 178, "breast_cancer": 569}  # scikit-learn's bundled sets
+KERAS_SIZES = {"mnist": (60000, 10000), "fashion_mnist": (60000, 10000), "cifar10": (50000, 10000)}
+KERAS_SIZES["cifar100"] = (50000, 10000)  # keras.datasets' (train, test) examples
 
 
 def subset_fits(e: Experiment, at: Locator) -> Iterator[Problem]:
     """A subset no larger than the split it is taken from, where the data set's size is known before it is read."""
     dataset = e.dataset
     count = SIZES.get(dataset.type) or getattr(dataset, "n_samples", None)
-    if dataset.subset is None or count is None:
+    splits = None
+    if dataset.type == "keras_dataset" and dataset.validation_from != "train":
+        count, splits = None, dict(zip(("train", "validation"), KERAS_SIZES[dataset.name], strict=True))
+    elif dataset.type == "keras_dataset":
+        count = KERAS_SIZES[dataset.name][0]
+    if dataset.subset is None or (count is None and splits is None):
         return
-    n_val = max(1, int(count * dataset.validation_fraction))
-    for split, size in (("train", count - n_val), ("validation", n_val)):
+    if splits is None:
+        n_val = max(1, int(count * dataset.validation_fraction))
+        splits = {"train": count - n_val, "validation": n_val}
+    for split, size in splits.items():
+        if split == "validation" and dataset.type == "keras_dataset" and dataset.validation_from == "none":
+            continue
         wanted = getattr(dataset.subset, split)
         if wanted > size:
             yield at(
                 "E100",
                 f"subset.{split} asks for {wanted} examples, but the {split} split of {dataset.type} has {size}",
                 ("dataset", "subset", split),
-                f"use at most {size}, or change validation_fraction",
+                f"use at most {size}"
+                + ("" if dataset.type == "keras_dataset" and count is None else ", or change validation_fraction"),
             )
 
 
@@ -539,6 +556,68 @@ def _written_in(e: Experiment, at: Locator, key: str, why: str) -> Iterator[Prob
         for searched in entries:
             if searched == key or searched.startswith(key + "."):
                 yield at("E224", f"{searched} cannot be searched: {why}", (*where, searched), key=True)
+
+
+def validation_source(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """validation_fraction means something only when validation is held out of the training split; keras_dataset
+    reads files that are already there (specc fetches nothing)."""
+    dataset = e.dataset
+    if dataset.type == "keras_dataset" and dataset.download:
+        yield at(
+            "E100",
+            "keras_dataset never downloads: the script reads the files keras.datasets has already fetched",
+            ("dataset", "download"),
+            f"fetch them once where there is network: python -c 'import keras; keras.datasets.{dataset.name}"
+            ".load_data()' (into ~/.keras/datasets), then download: false",
+        )
+    source = getattr(dataset, "validation_from", None)
+    if source == "none" and dataset.loader == "ray_data":
+        yield at(
+            "E221",
+            "validation_from: none leaves no validation split, but loader ray_data hands the trainer one",
+            ("dataset", "validation_from"),
+            "use loader torch_dataloader, or validate (validation_from: test or train)",
+        )
+    for _kind, where, entries in space_entries(e) if source else ():
+        for key in ("dataset.validation_from", "dataset.name"):
+            if key in entries:
+                yield at(
+                    "E213",
+                    f"{key} is fixed before trials start: the compiled script reads that data set's files its own way",
+                    (*where, key),
+                    "run one spec per data set and validation source",
+                    key=True,
+                )
+        if "dataset.validation_fraction" in entries and source != "train":
+            yield at(
+                "E221",
+                f"the search sets dataset.validation_fraction, but validation_from is {source}: it holds nothing out",
+                (*where, "dataset.validation_fraction"),
+                "validation_from: train, to search the share held out of the training split",
+                key=True,
+            )
+    if source == "none" and dataset.subset is not None:
+        yield at(
+            "W320",
+            "subset.validation has no effect: validation_from is none",
+            ("dataset", "subset", "validation"),
+            "keep it for when validation is switched back on, or remove the subset's validation count",
+        )
+    if source is None or source == "train" or dataset.validation_fraction is None:
+        return
+    if source == "test":
+        message = (
+            f"validation_fraction {dataset.validation_fraction} holds nothing out: {dataset.type} validates on its "
+            "test split (validation_from: test)"
+        )
+    else:
+        message = f"validation_fraction {dataset.validation_fraction} holds nothing out: validation_from is none"
+    yield at(
+        "E221",
+        message,
+        ("dataset", "validation_fraction"),
+        "to validate on part of the training split: validation_from: train; else remove validation_fraction",
+    )
 
 
 def scaling_consistent(e: Experiment, at: Locator) -> Iterator[Problem]:
@@ -650,6 +729,7 @@ RULES = (
     standardize_applies,
     augment_fits,
     loader_workers_apply,
+    validation_source,
     metrics_reported,
     mode_direction,
     space_paths,

@@ -46,6 +46,7 @@ STDLIB = {
     "bisect",
     "copy",
     "csv",
+    "gzip",
     "importlib",
     "inspect",
     "io",
@@ -54,6 +55,7 @@ STDLIB = {
     "logging",
     "math",
     "os",
+    "pickle",
     "socket",
     "sys",
 }
@@ -110,6 +112,9 @@ def context(plan: Plan, script_name: str) -> dict:
         # a searched dropout may start at 0.0: the layers are there for the trials that draw more
         "dropout": bool(getattr(e.model, "dropout", 0.0)) or is_searched(e, "model", "dropout"),
         "data": _data(e),
+        "data_path": {"files": "path", "torchvision": "root"}.get(plan.data_source)
+        or ("path" if e.dataset.type == "keras_dataset" else None),  # made absolute by the driver
+        "validates": e.validates(),
         **(tensorflow_context(plan) if e.framework == "tensorflow" else {}),
     }
 
@@ -263,6 +268,9 @@ def _imports(plan: Plan) -> list[str]:
         modules.add("ray.data")
     if plan.experiment.dataset.type == "npz":
         modules.add("io")
+    dataset = plan.experiment.dataset
+    if dataset.type == "keras_dataset" and dataset.name != "mnist":
+        modules.add("gzip" if dataset.name == "fashion_mnist" else "pickle")
     if plan.experiment.model.type == "torchvision" or plan.data_source == "torchvision":
         modules.add("torchvision")
     modules |= {"tqdm"} | ({"threading", "ray.util.queue"} if _shows_epochs_from_workers(plan) else set())

@@ -17,6 +17,7 @@ from specc.spec.version import __version__
 
 RAY_VERSION = "2.60.0"  # the Ray the generated code is written for (pinned in pyproject.toml)
 IN_MEMORY = ("synthetic_classification", "synthetic_regression", "digits", "iris", "wine", "breast_cancer", "custom")
+IN_MEMORY += ("keras_dataset",)
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,9 @@ def _config(experiment: Experiment, spec_dir: str) -> dict:
                 del values[key]
     dataset = data["dataset"]
     for key in ("path", "root"):
-        if key in dataset and not _is_uri(dataset[key]) and not os.path.isabs(dataset[key]):
+        if key not in dataset or dataset[key].startswith("~"):
+            continue  # a home directory's path (keras_dataset's default) is the driver's: expanded there
+        if not _is_uri(dataset[key]) and not os.path.isabs(dataset[key]):
             dataset[key] = os.path.normpath(os.path.join(spec_dir, dataset[key]))
     return data
 

@@ -5,8 +5,8 @@ spec), shipped when the job needs it (needs_working_dir); custom factory modules
 every node, where Ray puts it on the workers' PYTHONPATH and makes it their current directory. Left behind:
 `.git`, virtualenvs and caches always; files that look like secrets (SECRETS: keys, tokens, credentials), since
 a job's working directory lands on every node of a cluster others may share, unless the spec names them in
-`cluster.include`; by default also the run storage path and torchvision data roots (image sets belong on every
-node's disk or on shared storage), or instead of those the spec's `cluster.excludes`. Patterns are Ray's
+`cluster.include`; by default also the run storage path and torchvision and keras_dataset data (image sets
+belong on every node's disk or on shared storage), or instead of those the spec's `cluster.excludes`. Patterns are Ray's
 (gitignore syntax, relative to the working directory; `.gitignore` and `.rayignore` files are honoured as Ray
 honours them). The compiled script carries these decisions; execute/shipping.py walks the directory with them,
 leaves behind the symbolic links Ray must not follow (out of the directory, or in a loop) and measures the rest.
@@ -73,7 +73,7 @@ def needs_working_dir(experiment: Experiment) -> bool:
     if experiment.cluster.working_dir is not None or "custom" in (experiment.model.type, experiment.dataset.type):
         return True
     path = getattr(experiment.dataset, "path", None)
-    return bool(path) and "://" not in path and not os.path.isabs(path)
+    return bool(path) and "://" not in path and not os.path.isabs(path) and not path.startswith("~")
 
 
 def working_dir(experiment: Experiment, spec_file: str) -> str:
@@ -88,8 +88,9 @@ def excludes(experiment: Experiment, spec_file: str) -> list[str]:
     patterns = list(ALWAYS_EXCLUDED) + secrets(experiment.cluster.include or [])
     if experiment.cluster.excludes is not None:
         return patterns + list(experiment.cluster.excludes)
-    root = getattr(experiment.dataset, "root", None)
-    if experiment.dataset.type == "torchvision" and root and "://" not in root:
+    root = {"torchvision": "root", "keras_dataset": "path"}.get(experiment.dataset.type)
+    root = getattr(experiment.dataset, root) if root else None
+    if root and "://" not in root and not root.startswith("~"):
         inside = anchored(os.path.join(spec_dir(spec_file), root), working_dir(experiment, spec_file))
         patterns += [inside] if inside else []
     return patterns

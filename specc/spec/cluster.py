@@ -103,7 +103,7 @@ class Cluster(Section):
     )
     excludes: list[NonEmptyStr] | None = describe(
         "Gitignore patterns not shipped, besides .git, virtualenvs and caches; default: the run storage path and "
-        "torchvision data roots.",
+        "torchvision data roots and keras_dataset files.",
         None,
     )
     include: list[Annotated[PathStr, AfterValidator(_check_shipped)]] | None = describe(

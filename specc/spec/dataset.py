@@ -304,7 +304,31 @@ TORCHVISION_DATASETS = {
 }
 
 
-class TorchvisionDataset(DatasetBase):
+class WithTestSplit(DatasetBase):
+    """A data set that comes with its own test split: validation is on it, on a part held out of the training
+    split, or switched off."""
+
+    validation_from: Literal["test", "train", "none"] = describe(
+        "test: validate on the data set's test split; train: on validation_fraction of the training split, held "
+        "out with shuffle_seed; none: no validation (no val_* metrics are reported).",
+        "test",
+    )
+    validation_fraction: Fraction | None = describe(
+        "Share of the training split held out for validation with validation_from: train (default 0.2 there); "
+        "only for validation_from: train.",
+        None,
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _holdout_default(cls, data):
+        """validation_from: train holds out 0.2 unless told (so the resolved spec says what it holds out)."""
+        if isinstance(data, dict) and data.get("validation_from") == "train" and "validation_fraction" not in data:
+            data = {**data, "validation_fraction": 0.2}
+        return data
+
+
+class TorchvisionDataset(WithTestSplit):
     """A torchvision.datasets image set read from `root` in its own on-disk format (torch only)."""
 
     type: Literal["torchvision"] = describe("A torchvision.datasets image data set.")
@@ -324,6 +348,43 @@ class TorchvisionDataset(DatasetBase):
         if self.resize:
             height = width = self.resize
         return (channels, height, width)
+
+
+# name -> (channels, height, width, classes), as keras.datasets gives them
+KERAS_DATASETS = {
+    "mnist": (1, 28, 28, 10),
+    "fashion_mnist": (1, 28, 28, 10),
+    "cifar10": (3, 32, 32, 10),
+    "cifar100": (3, 32, 32, 100),
+}
+
+
+class KerasDataset(WithTestSplit):
+    """A keras.datasets image set read with NumPy from the files Keras downloads, in Keras' own layout (both
+    frameworks; Keras itself is not needed)."""
+
+    type: Literal["keras_dataset"] = describe(
+        "A keras.datasets image data set (mnist, fashion_mnist, cifar10, cifar100)."
+    )
+    name: Literal["mnist", "fashion_mnist", "cifar10", "cifar100"] = describe(
+        "The keras.datasets module: mnist (mnist.npz), fashion_mnist (fashion-mnist/*-idx*-ubyte.gz), cifar10 "
+        "(cifar-10-batches-py/), cifar100 (cifar-100-python/, fine labels)."
+    )
+    path: PathStr = describe(
+        "The directory Keras caches into (holding mnist.npz, fashion-mnist/, cifar-10-batches-py/ or "
+        "cifar-100-python/), or that file or directory itself; relative paths are relative to the spec's directory.",
+        "~/.keras/datasets",
+    )
+    download: bool = describe(
+        "Must stay false: specc never fetches these files. Fetch them once with keras.datasets.<name>.load_data().",
+        False,
+    )
+
+    def known_classes(self) -> int:
+        return KERAS_DATASETS[self.name][3]
+
+    def known_image_shape(self) -> tuple[int, int, int]:
+        return KERAS_DATASETS[self.name][:3]
 
 
 class CustomDataset(LearnedAtRunTime):
@@ -347,6 +408,7 @@ Dataset = Annotated[
         Jsonl,
         Npz,
         TorchvisionDataset,
+        KerasDataset,
         CustomDataset,
     ],
     Field(discriminator="type"),

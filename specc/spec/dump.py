@@ -46,7 +46,15 @@ def _type_first(value):
 # a spec that uses none of them records the text it did before, so it keeps its sha256 and runs started by an
 # earlier specc still --resume (the compiled script compares spec.resolved.yaml by text).
 LATER_FIELDS = {
-    ("dataset", None): ("global_batch_size", "shuffle", "standardize", "subset", "augment", "loader_workers"),
+    ("dataset", None): (
+        "global_batch_size",
+        "shuffle",
+        "standardize",
+        "subset",
+        "augment",
+        "loader_workers",
+        "validation_from",  # torchvision and keras_dataset only
+    ),
     ("training", None): ("steps_per_epoch", "validation_steps", "train_metrics"),
     ("model", "cnn"): ("pool", "padding", "batch_norm"),
 }
@@ -59,8 +67,8 @@ def _later_defaults(experiment: Experiment) -> dict[str, set[str]]:
         if kind is not None and getattr(values, "type", None) != kind:
             continue
         fields = type(values).model_fields
-        defaults = {name: fields[name].get_default(call_default_factory=True) for name in names}
-        left_out[section] = {name for name in names if getattr(values, name) == defaults[name]}
+        defaults = {name: fields[name].get_default(call_default_factory=True) for name in names if name in fields}
+        left_out[section] = {name for name, default in defaults.items() if getattr(values, name) == default}
     return left_out
 
 

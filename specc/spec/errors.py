@@ -83,6 +83,11 @@ CODES: dict[str, tuple[str, str]] = {
         "a factory that is not a function or class defined in a module of the project or of an installed package",
     ),
     "E220": ("batch-size-twice", "batch_size and global_batch_size both set (or neither): give exactly one"),
+    "E221": (
+        "validation-mismatch",
+        "validation_fraction on a data set that validates on its test split (validation_from: test) or not at all, "
+        "or validation_from: none with loader ray_data",
+    ),
     "E224": (
         "augment-mismatch",
         "an augmentation the data cannot take (table rows, saturation of grayscale images, a crop to another size), "
@@ -92,7 +97,7 @@ CODES: dict[str, tuple[str, str]] = {
     "E401": (
         "run-refused",
         "the run cannot start as asked: its run directory exists without --resume, was started from another spec, "
-        "or is in use by another run",
+        "or is in use by another run; or the data files it reads (keras_dataset) are missing",
     ),
     "E402": ("ray-unreachable", "Ray could not be started or the cluster address could not be reached"),
     "E403": (

@@ -87,7 +87,13 @@ class Experiment(Section):
         """Every metric name a trial reports each epoch (SPEC §5)."""
         metrics = self.training.metrics or ()
         train = [f"train_{name}" for name in metrics] if self.training.train_metrics else []
+        if not self.validates():
+            return ["epoch", "train_loss", *train]
         return ["epoch", "train_loss", *train, "val_loss", *(f"val_{name}" for name in metrics)]
+
+    def validates(self) -> bool:
+        """Whether each epoch ends with validation (dataset.validation_from: none switches it off)."""
+        return getattr(self.dataset, "validation_from", "test") != "none"
 
 
 def _fill(owner, section: str, **defaults) -> None:

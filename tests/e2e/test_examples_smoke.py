@@ -2,8 +2,8 @@
 
 Run in Ray Train's local mode (num_workers 0, in this process) to keep the suite quick, torch and tensorflow
 examples alike; the distributed paths are covered by test_distributed_digits, test_tensorflow and the other
-e2e tests. The FashionMNIST example needs the
-data set on disk (test_data_sources writes it in the real format and runs resnet18 on it).
+e2e tests. The FashionMNIST and CIFAR-10 examples need their
+data sets on disk (test_data_sources and test_keras_dataset write them in the real formats and train on them).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from specc.execute.run import run
 from specc.spec.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
-NEEDS_DATA = {"fashion_mnist_resnet18.yaml"}
+NEEDS_DATA = {"fashion_mnist_resnet18.yaml", "cifar10_keras_cnn.yaml"}
 
 
 def compilable_examples() -> list[str]:

@@ -4,11 +4,11 @@ script's syntax tree exactly as a benign spec of the same shape gives it, apart 
 
 The free-text fields (from specc/spec/*.py; names, factories, identifiers, addresses, metric and resource
 names are pattern-checked and not free text): description; run.storage_path; dataset.path, .features, .label
-(csv, parquet, jsonl, npz), dataset.root (torchvision); model/dataset custom kwargs keys and values (nested);
-scaling.accelerator_type; cluster.runtime_env env_vars values, pip (list, file, {packages, pip_version}),
-uv, conda (name or mapping, keys and values), py_modules, image_uri; cluster.excludes. cluster.working_dir must
-name a directory that holds the spec (checked at validate time): here it is ".", and the spec's own (hostile)
-directory reaches the script as WORKING_DIR.
+(csv, parquet, jsonl, npz; keras_dataset's path), dataset.root (torchvision); model/dataset custom kwargs keys and
+values (nested); scaling.accelerator_type; cluster.runtime_env env_vars values, pip (list, file, {packages,
+pip_version}), uv, conda (name or mapping, keys and values), py_modules, image_uri; cluster.excludes.
+cluster.working_dir must name a directory that holds the spec (checked at validate time): here it is ".", and the
+spec's own (hostile) directory reaches the script as WORKING_DIR.
 """
 
 from __future__ import annotations
@@ -168,8 +168,19 @@ def mlp_on_npz_ray_data(s) -> dict:
     )
 
 
+def keras_cnn_on_keras_dataset(s) -> dict:
+    spec = base(
+        s,
+        {"type": "cnn", "channels": [4]},
+        {"type": "keras_dataset", "name": "cifar10", "path": s("dataset.path"), "validation_from": "train"},
+        {"env_vars": {"A": s("env_vars.A")}},
+    )
+    return {**spec, "framework": "tensorflow"}
+
+
 SHAPES = {
     "custom_model_on_csv": custom_model_on_csv,
+    "keras_cnn_on_keras_dataset": keras_cnn_on_keras_dataset,
     "mlp_on_torchvision": mlp_on_torchvision,
     "custom_model_on_custom_data": custom_model_on_custom_data,
     "mlp_on_npz_ray_data": mlp_on_npz_ray_data,

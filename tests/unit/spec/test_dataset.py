@@ -51,7 +51,26 @@ FILE = {**LEARNED, "features": None, "label": "label"}
         (
             "torchvision",
             ", name: MNIST",
-            {"name": "MNIST", "root": "./data", "download": False, "resize": None, "normalize": None},
+            {
+                "name": "MNIST",
+                "root": "./data",
+                "download": False,
+                "resize": None,
+                "normalize": None,
+                "validation_from": "test",
+                "validation_fraction": None,
+            },
+        ),
+        (
+            "keras_dataset",
+            ", name: cifar10",
+            {
+                "name": "cifar10",
+                "path": "~/.keras/datasets",
+                "download": False,
+                "validation_from": "test",
+                "validation_fraction": None,
+            },
         ),
         ("custom", ", factory: 'data:load'", {**LEARNED, "factory": "data:load", "kwargs": {}}),
     ],
