@@ -166,8 +166,6 @@ def train_func(config):
 
     train, train_loader, val_loader, input_shape, num_outputs = make_loaders(config, rank, world)
     model = build_model(config["model"], input_shape, num_outputs).to(device)
-    # Reported with every epoch (so Tune's last result holds it, for tune.metric and stop rules); DDP adds none
-    num_parameters = sum(p.numel() for p in model.parameters() if p.requires_grad)
     optimizer = make_optimizer(model.parameters(), training["optimizer"])
     loss_fn = nn.CrossEntropyLoss()
     start, history = 0, []  # training.checkpoint_every is never: no checkpoint to resume from
@@ -180,7 +178,8 @@ def train_func(config):
             **trained,
             **evaluate(model, loss_fn, val_loader, device, training["validation_steps"]),
         }
-        metrics["num_parameters"] = num_parameters
+        # With every epoch, so Tune's last result holds it (tune.metric, stop); counted once trained (lazy layers exist)
+        metrics["num_parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
         history.append(metrics)
         diverging = diverged(metrics)  # the same on every worker: the losses are added up across them
         report(metrics)

@@ -229,16 +229,14 @@ class ReportEpoch(keras.callbacks.Callback):
         super().__init__()
         self.history = history
 
-    def on_train_begin(self, logs=None):
-        # Reported with every epoch (so Tune's last result holds it); trainable only, as torch's count
-        self.num_parameters = sum(int(np.prod(weight.shape)) for weight in self.model.trainable_weights)
-
     def on_epoch_end(self, epoch, logs=None):
         metrics = {"epoch": epoch, "train_loss": float(logs["loss"])}
         # training.train_metrics: Keras' metrics on the epoch's training batches, named as the torch scripts name them
         metrics.update({f"train_{name}": float(logs[name]) for name in ["accuracy"]})
         metrics.update({name: float(value) for name, value in logs.items() if name.startswith("val_")})
-        metrics["num_parameters"] = self.num_parameters
+        # With every epoch, so Tune's last result holds it; trainable only, as torch counts (a subclassed model is built
+        # by its first batch)
+        metrics["num_parameters"] = sum(int(np.prod(weight.shape)) for weight in self.model.trainable_weights)
         self.history.append(metrics)
         diverging = diverged(metrics)
         ray.train.report(metrics)

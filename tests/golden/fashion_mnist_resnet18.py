@@ -164,8 +164,6 @@ def train_func(config):
 
     train, train_loader, val_loader, input_shape, num_outputs = make_loaders(config, rank, world)
     model = ray.train.torch.prepare_model(build_model(config["model"], input_shape, num_outputs))
-    # Reported with every epoch (so Tune's last result holds it, for tune.metric and stop rules); DDP adds none
-    num_parameters = sum(p.numel() for p in model.parameters() if p.requires_grad)
     optimizer = make_optimizer(model.parameters(), training["optimizer"])
     lr_schedule = make_lr_schedule(optimizer, training["lr_schedule"])
     loss_fn = nn.CrossEntropyLoss()
@@ -177,7 +175,8 @@ def train_func(config):
         start_epoch(train, train_loader, epoch)
         train_loss = train_one_epoch(model, optimizer, loss_fn, train_loader, training, scaler, device)
         metrics = {"epoch": epoch, "train_loss": train_loss, **evaluate(model, loss_fn, val_loader, device)}
-        metrics["num_parameters"] = num_parameters
+        # With every epoch, so Tune's last result holds it (tune.metric, stop); counted once trained (lazy layers exist)
+        metrics["num_parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
         lr_schedule.step()
         history.append(metrics)
         diverging = diverged(metrics)  # the same on every worker: the losses are added up across them

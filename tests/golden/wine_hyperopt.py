@@ -247,14 +247,12 @@ class ReportEpoch(keras.callbacks.Callback):
         super().__init__()
         self.history, self.training, self.rank = history, training, rank
 
-    def on_train_begin(self, logs=None):
-        # Reported with every epoch (so Tune's last result holds it); trainable only, as torch's count
-        self.num_parameters = sum(int(np.prod(weight.shape)) for weight in self.model.trainable_weights)
-
     def on_epoch_end(self, epoch, logs=None):
         metrics = {"epoch": epoch, "train_loss": float(logs["loss"])}
         metrics.update({name: float(value) for name, value in logs.items() if name.startswith("val_")})
-        metrics["num_parameters"] = self.num_parameters
+        # With every epoch, so Tune's last result holds it; trainable only, as torch counts (a subclassed model is built
+        # by its first batch)
+        metrics["num_parameters"] = sum(int(np.prod(weight.shape)) for weight in self.model.trainable_weights)
         self.history.append(metrics)
         diverging = diverged(metrics)
         every, last = self.training["checkpoint_every"], epoch == self.training["epochs"] - 1

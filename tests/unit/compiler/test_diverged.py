@@ -91,7 +91,6 @@ def test_the_keras_callback_reports_the_nan_epoch_and_stops_fit(write_spec):
     callback.model = types.SimpleNamespace(
         stop_training=False, save=lambda path, save_format: saved.append(path), trainable_weights=[]
     )
-    callback.on_train_begin()
 
     callback.on_epoch_end(0, {"loss": 2.3, "val_loss": 2.2, "val_accuracy": 0.1})
     assert callback.model.stop_training is False and len(saved) == 1

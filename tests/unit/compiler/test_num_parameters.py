@@ -50,7 +50,6 @@ def test_keras_reports_the_trainable_parameters_only(write_spec):
     script.tune = Session()
     callback = script.ReportEpoch([], script.CONFIG["training"], 0)
     callback.set_model(script.build_model(script.CONFIG["model"], [1, 8, 8], 10))
-    callback.on_train_begin()
     callback.on_epoch_end(0, {"loss": 2.0, "val_loss": 2.1, "val_accuracy": 0.3})
     ((metrics, _saved),) = script.tune.reports
     assert metrics["num_parameters"] == BY_HAND + 2 * 16  # gamma and beta
@@ -76,10 +75,21 @@ def test_torch_and_keras_count_the_same_parameters_for_a_built_in_model(write_sp
     torch_count = sum(p.numel() for p in built.parameters() if p.requires_grad)
     assert isinstance(built, torch.nn.Module) and torch_count > 0
     script = keras_script
+    script.tune = Session()
     callback = script.ReportEpoch([], script.CONFIG["training"], 0)
     callback.set_model(script.build_model(script.CONFIG["model"], [8, 8, 1], 10))  # Keras: channels last
-    callback.on_train_begin()
-    assert callback.num_parameters == torch_count
+    callback.on_epoch_end(0, {"loss": 2.0, "val_loss": 2.1, "val_accuracy": 0.3})
+    ((metrics, _saved),) = script.tune.reports
+    assert metrics["num_parameters"] == torch_count
+
+
+def test_a_torch_model_with_lazy_layers_is_counted_once_they_exist(write_spec):
+    torch = pytest.importorskip("torch")
+    script = script_of(write_spec, SPEC.format(framework="torch", model=MLP))
+    script.tune, script.ray = Session(), types.SimpleNamespace(get_gpu_ids=lambda: [])
+    script.build_model = lambda cfg, shape, outputs: torch.nn.Sequential(torch.nn.Flatten(), torch.nn.LazyLinear(10))
+    script.train_func(script.CONFIG)
+    assert [metrics["num_parameters"] for metrics, _ in script.tune.reports] == [64 * 10 + 10] * 2
 
 
 def test_the_console_shows_num_parameters_once_not_on_each_epoch_line(write_spec, monkeypatch):

@@ -148,7 +148,6 @@ def test_keras_reports_train_metrics_under_the_torch_names_and_no_checkpoint(wri
     script.tune = Session()
     callback = script.ReportEpoch([])
     callback.model = types.SimpleNamespace(stop_training=False, trainable_weights=[])
-    callback.on_train_begin()
     logs = {"loss": 2.0, "accuracy": 0.4, "top5_accuracy": 0.7, "val_loss": 2.1, "val_accuracy": 0.3}
     callback.on_epoch_end(0, {**logs, "val_top5_accuracy": 0.6})
     ((metrics, saved),) = script.tune.reports
