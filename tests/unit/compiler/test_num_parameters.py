@@ -120,3 +120,24 @@ def test_a_trial_line_shows_num_parameters_when_the_trial_ends_only(write_spec, 
     )
     progress.on_trial_complete(0, [trial], trial)
     assert f"val_loss 1  num_parameters {BY_HAND}  elapsed" in out.getvalue()
+
+
+@pytest.mark.parametrize("workers", [1, 2], ids=["tune lean", "tune driving trainers"])
+def test_ranking_by_num_parameters_keeps_and_picks_the_latest_checkpoints(write_spec, workers):
+    """num_parameters is the same at every epoch of a trial: ranking its checkpoints or epochs by it would keep and
+    pick arbitrary (the first) ones; the latest are kept and the last epoch is the trial's best."""
+    pandas = pytest.importorskip("pandas")
+    spec = SPEC.format(framework="torch", model=MLP).replace("num_workers: 1", f"num_workers: {workers}")
+    source = api.compile(api.load(write_spec(spec)))
+    assert "checkpoint_score_attribute" not in source
+    assert "best_epoch = history.iloc[-1]  # num_parameters is the same at every epoch" in source
+    ranked = api.compile(
+        api.load(write_spec(spec.replace("metric: num_parameters, mode: min", "metric: val_loss, mode: min")))
+    )
+    assert 'checkpoint_score_attribute="val_loss"' in ranked or "checkpoint_score_attribute='val_loss'" in ranked
+    if workers == 2:
+        script = script_of(write_spec, spec)
+        history = pandas.DataFrame(
+            {"num_parameters": [BY_HAND] * 3, "checkpoint_path": ["/c/0", None, "/c/2"], "epoch": [0, 1, 2]}
+        )
+        assert script.best_checkpoint(types.SimpleNamespace(metrics_dataframe=history)) == "/c/2"
