@@ -67,7 +67,7 @@ KERAS_APPLICATIONS = (
     "VGG19",
     "Xception",
 )
-LOWER_IS_BETTER = re.compile(r"(loss|mse|mae|error)$")
+LOWER_IS_BETTER = re.compile(r"(loss|mse|mae|error)$|^num_parameters$")
 HIGHER_IS_BETTER = re.compile(r"accuracy$")
 
 
@@ -147,6 +147,65 @@ def needs_checkpoints(e: Experiment, at: Locator) -> Iterator[Problem]:
         )
 
 
+def searched_checkpoints(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """Whether a script writes checkpoints is fixed when it compiles (by training.checkpoint_every): a search can
+    change how often, not whether."""
+    key = "training.checkpoint_every"
+    population = e.scheduler is not None and e.scheduler.type in ("pbt", "pb2")
+    for _kind, where, entries in space_entries(e):
+        if key not in entries:
+            continue
+        path, values = (*where, key), _searched_values(entries[key])
+        if "never" in values and (population or e.run.max_failures):
+            needs = "run.max_failures retries"
+            if population:
+                needs = f"{e.scheduler.type} copies checkpoints between trials"
+            yield at(
+                "E206",
+                f"{needs}, but the search can set checkpoint_every to never",
+                path,
+                "search numbers of epochs only (0: at the end)",
+                key=True,
+            )
+        elif "never" in values:
+            yield at(
+                "E203",
+                "checkpoint_every never cannot be searched: whether the script writes checkpoints is decided when it "
+                "compiles",
+                path,
+                "search numbers of epochs only, or set training.checkpoint_every: never outside the search",
+                key=True,
+            )
+        elif e.training.checkpoint_every == "never":
+            yield at(
+                "E203",
+                "checkpoint_every is never, so the script writes no checkpoints: the values searched here mean nothing",
+                path,
+                "remove this key, or set training.checkpoint_every to a number of epochs",
+                key=True,
+            )
+
+
+def checkpoint_settings_used(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """W321: with checkpoint_every never, what ranks or keeps checkpoints has none to act on. A warning: the run
+    is the same without them. A training run's checkpoint_score still picks best.json's epoch: not warned there."""
+    if e.training.checkpoint_every != "never":
+        return
+    hint = "remove it, or write checkpoints (training.checkpoint_every: 1, or 0 for the end only)"
+    if e.run.checkpoint_score is not None and e.tune is not None:
+        yield at(
+            "W321",
+            "checkpoint_score ranks no checkpoints: checkpoint_every is never (the best trial comes from tune.metric)",
+            ("run", "checkpoint_score"),
+            hint,
+            key=True,
+        )
+    population = e.scheduler is not None and e.scheduler.type in ("pbt", "pb2")  # E206; and its default of 4
+    if "checkpoints_to_keep" in e.run.model_fields_set and not population:
+        message = "checkpoints_to_keep keeps none: checkpoint_every is never"
+        yield at("W321", message, ("run", "checkpoints_to_keep"), hint, key=True)
+
+
 # -- metric names -------------------------------------------------------------------------------
 def metric_uses(e: Experiment) -> Iterator[tuple[str, Path]]:
     if e.tune:
@@ -184,7 +243,9 @@ def mode_direction(e: Experiment, at: Locator) -> Iterator[Problem]:
     if not e.tune:
         return
     metric, mode = e.tune.metric, e.tune.mode
-    if mode == "max" and LOWER_IS_BETTER.search(metric):
+    if mode == "max" and metric == "num_parameters":
+        yield at("W301", "mode is max: the search would rank the largest model best", ("tune", "mode"), "mode: min")
+    elif mode == "max" and LOWER_IS_BETTER.search(metric):
         yield at("W301", f"mode is max, but lower {metric} is better", ("tune", "mode"), "mode: min")
     if mode == "min" and HIGHER_IS_BETTER.search(metric):
         yield at("W301", f"mode is min, but higher {metric} is better", ("tune", "mode"), "mode: max")
@@ -218,6 +279,7 @@ def framework_support(e: Experiment, at: Locator) -> Iterator[Problem]:
                     ("training", field),
                     "e.g. " + " or ".join(f"{field}: {n}" for n in fits),
                 )
+        yield from _searched_steps(e, workers, at)
         if e.scaling.backend is not None:
             yield at(
                 "E207",
@@ -225,6 +287,40 @@ def framework_support(e: Experiment, at: Locator) -> Iterator[Problem]:
                 ("scaling", "backend"),
                 key=True,
             )
+
+
+def _searched_steps(e: Experiment, workers: int, at: Locator) -> Iterator[Problem]:
+    """E207 for every value a search can give steps_per_epoch / validation_steps (num_workers is never searched)."""
+    if workers < 2:
+        return
+    for _kind, where, entries in space_entries(e):
+        for field in ("steps_per_epoch", "validation_steps"):
+            key = f"training.{field}"
+            steps = _uneven(entries[key], workers) if key in entries else None
+            if steps is not None:
+                yield at(
+                    "E207",
+                    f"with tensorflow on {workers} workers, {field} {steps}, a value the search can take, is not a "
+                    "multiple of num_workers: MultiWorkerMirroredStrategy splits each global batch into one step per "
+                    "worker",
+                    (*where, key),
+                    f"search multiples of {workers}: a choice of them, or qrandint with q a multiple of {workers}",
+                    key=True,
+                )
+
+
+def _uneven(distribution, workers: int) -> int | None:
+    """A whole number the distribution can produce that `workers` does not divide, or None when it has none (a
+    range is scanned over `workers` + 1 of its values: among that many, one is uneven unless the step divides)."""
+    kind = getattr(distribution, "kind", None)
+    if kind in ("randint", "lograndint", "qrandint"):
+        lo, hi, *q = distribution.args
+        step = q[0] if q else 1
+        last = hi if step != 1 else hi - 1  # qrandint's upper bound is inclusive (but for q 1), randint's exclusive
+        candidates = [n * step for n in range(-(-lo // step), last // step + 1)][: workers + 1]
+    else:
+        candidates = _searched_values(distribution)
+    return next((n for n in candidates if isinstance(n, int) and not isinstance(n, bool) and n % workers), None)
 
 
 def keras_weight_decay(e: Experiment, at: Locator) -> Iterator[Problem]:
@@ -740,6 +836,8 @@ RULES = (
     data_fixed,
     scheduler_budget,
     needs_checkpoints,
+    searched_checkpoints,
+    checkpoint_settings_used,
     working_dir_holds_spec,
     extras_installed,
 )

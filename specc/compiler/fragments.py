@@ -347,11 +347,12 @@ def report_poll_s(num_workers: int) -> str:
 
 
 def _checkpoint_args(plan: Plan) -> str:
-    """num_to_keep, ranked by run.checkpoint_score, else by tune.metric when searching (SPEC §8), else the latest."""
+    """num_to_keep, ranked by run.checkpoint_score, else by tune.metric when searching (SPEC §8), else the latest
+    (also when the ranking metric is num_parameters, the same at every epoch)."""
     e = plan.experiment
     args = [f"num_to_keep={literal(e.run.checkpoints_to_keep)}"]
     score = e.run.checkpoint_score or e.tune
-    if score:
+    if score and score.metric != "num_parameters":
         args.append(f"checkpoint_score_attribute={literal(score.metric)}")
         args.append(f"checkpoint_score_order={literal(score.mode)}")
     return ", ".join(args)

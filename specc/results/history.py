@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from specc.results.run_dir import RunResults, decode_cell, format_value, is_number, short_names
 from specc.results.run_files import TABLE_BYTES, RunFiles, parse_json
 
+# Reported with every epoch but the same at each (SPEC §12): a flat curve, not drawn; a search's table has it.
+CONSTANT = frozenset({"num_parameters"})
 # What Ray adds to every reported result: bookkeeping, not a metric of the model.
 RAY_KEYS = frozenset(
     {
@@ -166,7 +168,8 @@ def _in_epoch_order(reported: list[dict]) -> tuple[dict, ...]:
 
 def metric_names(results: RunResults, lines: list[Curve]) -> list[str]:
     """The metrics worth a plot, the run's own metric first: the `last_<metric>` columns of a search (else every
-    number its trials reported that is not Ray's bookkeeping); every column but `epoch` of a training run."""
+    number its trials reported that is not Ray's bookkeeping); every column but `epoch` of a training run; never
+    num_parameters, the same at every epoch."""
     if results.kind == "train":
         names = [name for name in results.columns if name != "epoch"]
     else:
@@ -180,6 +183,7 @@ def metric_names(results: RunResults, lines: list[Curve]) -> list[str]:
     if results.metric in names:
         names.remove(results.metric)
         names.insert(0, results.metric)
+    names = [name for name in names if name not in CONSTANT]
     plotted = [name for name in names if any(is_number(epoch.get(name)) for line in lines for epoch in line.epochs)]
     return plotted
 

@@ -109,7 +109,7 @@ CODES: dict[str, tuple[str, str]] = {
     "E411": ("checkpoint-unreadable", "resuming, no checkpoint of the run can be read (each is named)"),
     "E415": ("diverged", "training diverged: a loss became NaN or infinite (in a search: in every trial)"),
     # W3xx: likely mistakes that do not stop a run
-    "W301": ("suspicious-mode", "optimising a loss upwards or an accuracy downwards"),
+    "W301": ("suspicious-mode", "optimising a loss or num_parameters upwards, or an accuracy downwards"),
     "W302": (
         "not-installed-here",
         "a searcher, tracker or factory module that is not installed where the spec is checked",
@@ -120,6 +120,10 @@ CODES: dict[str, tuple[str, str]] = {
         "of it or in a loop",
     ),
     "W320": ("setting-ignored", "a setting that has no effect on this spec's data (e.g. standardize on images)"),
+    "W321": (
+        "checkpoint-setting-ignored",
+        "checkpoints_to_keep, or a search's checkpoint_score, with checkpoint_every never: nothing to keep or rank",
+    ),
     # W307-W309: reading a finished run's directory (specc results, specc report); the rest of the run is shown
     "W307": (
         "run-file-unreadable",

@@ -84,12 +84,13 @@ class Experiment(Section):
         return "regression" if self.training.loss in REGRESSION_LOSSES else "classification"
 
     def reported_metrics(self) -> list[str]:
-        """Every metric name a trial reports each epoch (SPEC §5)."""
+        """Every metric name a trial reports each epoch (SPEC §5), and num_parameters (SPEC §12): the model's trainable
+        parameters, the same at every epoch, reported with each so that Tune's last result always holds it."""
         metrics = self.training.metrics or ()
         train = [f"train_{name}" for name in metrics] if self.training.train_metrics else []
         if not self.validates():
-            return ["epoch", "train_loss", *train]
-        return ["epoch", "train_loss", *train, "val_loss", *(f"val_{name}" for name in metrics)]
+            return ["epoch", "train_loss", *train, "num_parameters"]
+        return ["epoch", "train_loss", *train, "val_loss", *(f"val_{name}" for name in metrics), "num_parameters"]
 
     def validates(self) -> bool:
         """Whether each epoch ends with validation (dataset.validation_from: none switches it off)."""

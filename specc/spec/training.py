@@ -101,7 +101,7 @@ LRSchedule = Annotated[Union[NoSchedule, StepLR, MultiStepLR, CosineLR, Exponent
 
 class Training(Section):
     """How each trial trains. One report per epoch: `epoch`, `train_loss`, `val_loss` and `val_<metric>`
-    (and `train_<metric>` with train_metrics)."""
+    (and `train_<metric>` with train_metrics), and `num_parameters`: the model's trainable parameters."""
 
     epochs: PositiveInt = describe("Epochs to train; one report per epoch (Tune's training_iteration).", 10)
     loss: Loss | None = describe(

@@ -39,7 +39,7 @@ def test_a_digits_cnn_trains_with_augmentation(tmp_path, spec_file, local_ray, f
     result = run_spec(spec, storage_path=tmp_path / "runs", quiet=True)
 
     header, rows = read_results(result.run_dir)
-    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy"]
+    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
     assert [row["epoch"] for row in rows] == [0, 1, 2]
     assert all(math.isfinite(row["train_loss"]) and math.isfinite(row["val_loss"]) for row in rows)
     assert rows[-1]["train_loss"] < rows[0]["train_loss"]

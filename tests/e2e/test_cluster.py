@@ -92,7 +92,8 @@ def test_compiled_script_trains_on_two_nodes(cluster, tmp_path, via):
     # the script's controller poll reached the controller on the cluster (Train hands it on to the workers)
     assert {line["poll"] for line in built} == {"0.1"}, built
     header, rows = read_results(tmp_path / "runs" / "two-nodes")
-    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy"] and [row["epoch"] for row in rows] == [0, 1]
+    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
+    assert [row["epoch"] for row in rows] == [0, 1]
     assert rows[-1]["val_accuracy"] > 0.5
     assert "run directory:" in done.stdout
     assert epoch_lines(done.stdout, "two-nodes") == ["1/2", "2/2"]  # from Train's controller, through the queue
@@ -366,7 +367,8 @@ def test_tensorflow_workers_on_two_nodes(cluster, tmp_path):
         )
     )
     header, rows = read_results(tmp_path / "runs" / "tf-two-nodes")  # STRICT_SPREAD: one worker per node, or none
-    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy"] and [row["epoch"] for row in rows] == [0, 1, 2]
+    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
+    assert [row["epoch"] for row in rows] == [0, 1, 2]
     assert rows[-1]["val_accuracy"] >= 0.85
     # Ray Train's list of its workers, which the run keeps in ray.log (the console shows specc's lines)
     assert "world_rank=1" in (tmp_path / "runs" / "tf-two-nodes" / "ray.log").read_text(encoding="utf-8")

@@ -50,7 +50,7 @@ def test_custom_factory_builds_the_trained_model(tmp_path, spec_file, factory_mo
     assert calls[0]["num_outputs"] == 10
     assert calls[0]["hidden"] == 24  # kwargs passed through
     header, rows = read_results(result.run_dir)
-    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy"]
+    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
     assert [row["epoch"] for row in rows] == [0, 1]
     assert rows[-1]["val_accuracy"] > 0.5  # it learns: 10 classes, chance is 0.1
     if not workers:

@@ -77,7 +77,7 @@ def test_resnet18_on_fashion_mnist_files(tmp_path, spec_file, local_ray):
     run_dir = tmp_path / "runs" / "fmnist-resnet18"
     assert result.run_dir == str(run_dir)
     header, rows = read_results(run_dir)
-    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "val_top5_accuracy"]
+    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "val_top5_accuracy", "num_parameters"]
     assert [row["epoch"] for row in rows] == [0]  # --smoke: one epoch
     assert np.isfinite(rows[0]["train_loss"]) and np.isfinite(rows[0]["val_loss"])
     assert 0.0 <= rows[0]["val_accuracy"] <= rows[0]["val_top5_accuracy"] <= 1.0
@@ -135,7 +135,7 @@ def test_csv_regression_through_ray_data(tmp_path, spec_file, local_ray, num_wor
     run_dir = tmp_path / "out" / "csv-houses"
     assert result.run_dir == str(run_dir)
     header, rows = read_results(run_dir)
-    assert header == ["epoch", "train_loss", "val_loss", "val_mse", "val_mae"]
+    assert header == ["epoch", "train_loss", "val_loss", "val_mse", "val_mae", "num_parameters"]
     assert [row["epoch"] for row in rows] == [0]
     row = rows[0]
     assert all(np.isfinite(value) and value >= 0 for value in row.values())

@@ -29,4 +29,5 @@ def test_the_starter_smoke_runs(tmp_path, monkeypatch, local_ray, framework, tun
         assert "val_accuracy" in result.metrics and os.path.isdir(result.checkpoint)
     else:
         header, rows = read_results(result.run_dir)
-        assert header == ["epoch", "train_loss", "val_loss", "val_accuracy"] and [row["epoch"] for row in rows] == [0]
+        assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
+        assert [row["epoch"] for row in rows] == [0]

@@ -34,7 +34,7 @@ def test_torch_cnn_learns_digits_from_an_mnist_npz(tmp_path, spec_file, local_ra
     run_spec(spec, storage_path=tmp_path / "runs")
 
     header, rows = read_results(tmp_path / "runs" / "keras-mnist")
-    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy"]
+    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
     assert [row["epoch"] for row in rows] == [0, 1, 2]
     assert rows[-1]["val_accuracy"] > 0.6, rows  # 0.86 seen; chance is 0.1
     assert rows[-1]["train_loss"] < rows[0]["train_loss"]
@@ -66,7 +66,7 @@ def test_keras_cnn_learns_digits_from_cifar10_batches(tmp_path, spec_file, local
     run_spec(spec, storage_path=tmp_path / "runs")
 
     header, rows = read_results(tmp_path / "runs" / "keras-cifar10")
-    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "val_top5_accuracy"]
+    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "val_top5_accuracy", "num_parameters"]
     assert len(rows) == 4 and rows[-1]["val_accuracy"] > 0.5, rows
     assert read_best(tmp_path / "runs" / "keras-cifar10")["metrics"] == pytest.approx(rows[-1])
 
@@ -89,7 +89,7 @@ def test_validation_from_none_trains_and_reports_no_val_metrics(tmp_path, spec_f
 
     run_dir = tmp_path / "runs" / "no-validation"
     header, rows = read_results(run_dir)
-    assert header == ["epoch", "train_loss", "train_accuracy"]
+    assert header == ["epoch", "train_loss", "train_accuracy", "num_parameters"]
     assert [row["epoch"] for row in rows] == [0, 1] and all(np.isfinite(row["train_loss"]) for row in rows)
     best = read_best(run_dir)
     assert best["status"] == "completed" and best["metrics"] == pytest.approx(rows[-1]) and best["checkpoint"]

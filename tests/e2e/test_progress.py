@@ -70,7 +70,10 @@ def assert_lines_match_results(out: str, name: str, run_dir) -> None:
     assert [line["done"] for line in lines] == [row["epoch"] + 1 for row in rows] == [1, 2, 3], out
     assert all(line["of"] == 3 for line in lines)
     for line, row in zip(lines, rows, strict=True):
-        assert line["metrics"] == {key: f"{value:.4g}" for key, value in row.items() if key != "epoch"}
+        assert line["metrics"] == {
+            key: f"{value:.4g}" for key, value in row.items() if key not in ("epoch", "num_parameters")
+        }
+    assert f"{name}: the model has " in out  # num_parameters: once, on its own line
 
 
 def test_a_train_run_on_workers_prints_each_epoch_as_it_ends(local_ray, spec_file, tmp_path, capsys):

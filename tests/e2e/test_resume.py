@@ -73,7 +73,7 @@ def test_resume_continues_an_interrupted_run(tmp_path, spec_file, factory_module
     assert len(second) == 2, f"the resumed run started {len(second)} epochs, not 2 (epochs 2 and 3)"
 
     header, rows = read_results(run_dir)
-    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy"]
+    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
     assert [row["epoch"] for row in rows] == [0, 1, 2, 3]  # every epoch exactly once
     assert rows[:2] == [pytest.approx(row) for row in before]  # the interrupted run's epochs, as reported then
     assert read_best(run_dir)["metrics"]["epoch"] == 3
@@ -95,7 +95,7 @@ def test_failed_worker_group_is_retried_from_its_last_checkpoint(tmp_path, spec_
     assert len(pids) == 4, pids  # epoch 0, the crash at epoch 1; after the restart epochs 1 and 2
     assert pids[0] == pids[1] != pids[2] == pids[3]  # a new worker process took over
     header, rows = read_results(result.run_dir)
-    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy"]
+    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
     assert [row["epoch"] for row in rows] == [0, 1, 2]
     assert read_best(result.run_dir)["metrics"]["epoch"] == 2
 

@@ -23,7 +23,7 @@ scaling: {num_workers: 0}
 run: {storage_path: ./runs}
 """
 
-METRICS = ["epoch", "train_loss", "val_loss", "val_accuracy"]
+METRICS = ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from .conftest import read_best, read_results, run_spec
 
 pytestmark = pytest.mark.slow
 
-HEADER = ["epoch", "train_loss", "val_loss", "val_accuracy"]
+HEADER = ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
 
 
 def keras():
@@ -83,7 +83,7 @@ def regression(tmp_path_factory, local_ray):
 def test_two_workers_fit_the_line(regression):
     run_dir, _ = regression
     header, rows = read_results(run_dir)
-    assert header == ["epoch", "train_loss", "val_loss", "val_mse", "val_mae"]
+    assert header == ["epoch", "train_loss", "val_loss", "val_mse", "val_mae", "num_parameters"]
     assert [row["epoch"] for row in rows] == list(range(12))
     assert rows[-1]["val_mse"] <= rows[0]["val_mse"] / 10, [row["val_mse"] for row in rows]
     assert rows[-1]["val_loss"] == pytest.approx(rows[-1]["val_mse"], rel=1e-4)  # loss mse: the same number
@@ -176,7 +176,7 @@ def test_torch_and_tensorflow_report_the_same_metric_names(tmp_path, local_ray):
         result = run_spec(spec, storage_path=tmp_path / "runs")
         headers[framework], rows = read_results(result.run_dir)
         assert rows[0]["val_accuracy"] > 0.5 and 0.5 < rows[0]["val_top5_accuracy"] <= 1.0
-    assert headers["torch"] == headers["tensorflow"] == [*HEADER, "val_top5_accuracy"]
+    assert headers["torch"] == headers["tensorflow"] == [*HEADER[:-1], "val_top5_accuracy", "num_parameters"]
 
 
 # -- resume: an interrupted run continues at the epoch after its checkpoint --------------------------------------

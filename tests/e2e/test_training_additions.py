@@ -52,7 +52,7 @@ def test_steps_per_epoch_bound_each_workers_batches_without_checkpoints(tmp_path
     assert {int(size) for _kind, _pid, size in calls} == {16}
 
     header, rows = read_results(result.run_dir)
-    assert header == ["epoch", "train_loss", "train_accuracy", "val_loss", "val_accuracy"]
+    assert header == ["epoch", "train_loss", "train_accuracy", "val_loss", "val_accuracy", "num_parameters"]
     assert [row["epoch"] for row in rows] == [0, 1] and all(0 <= row["train_accuracy"] <= 1 for row in rows)
 
     assert result.checkpoint is None and read_best(result.run_dir)["checkpoint"] is None
@@ -99,7 +99,8 @@ def test_keras_steps_per_epoch_bound_each_workers_steps(tmp_path, spec_file, fac
     expected = {(kind, pid, epoch): n for pid in pids for epoch in "01" for kind, n in (("train", steps), ("eval", 2))}
     assert per_worker_epoch == expected
     header, _rows = read_results(result.run_dir)
-    assert header == ["epoch", "train_loss", "train_accuracy", "val_loss", "val_accuracy"]  # torch's names
+    # torch's names
+    assert header == ["epoch", "train_loss", "train_accuracy", "val_loss", "val_accuracy", "num_parameters"]
 
 
 ASHA_SPEC = """\

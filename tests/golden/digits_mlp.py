@@ -165,6 +165,8 @@ def train_func(config):
         start_epoch(train, train_loader, epoch)
         train_loss = train_one_epoch(model, optimizer, loss_fn, train_loader, training, device)
         metrics = {"epoch": epoch, "train_loss": train_loss, **evaluate(model, loss_fn, val_loader, device)}
+        # With every epoch, so Tune's last result holds it (tune.metric, stop); counted once trained (lazy layers exist)
+        metrics["num_parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
         history.append(metrics)
         diverging = diverged(metrics)  # the same on every worker: the losses are added up across them
         every, last = training["checkpoint_every"], epoch == training["epochs"] - 1
@@ -303,6 +305,12 @@ class EpochProgress:
         self.first = self.first or now
         pace = (now - self.first) / (self.seen - 1) if self.seen > 1 else None
         shown = metric_text(metrics)
+        if self.seen == 1 and "num_parameters" in metrics:  # the same every epoch: shown once, not on each line
+            size = f"{RUN_NAME}: the model has {metrics['num_parameters']:,} trainable parameters (num_parameters)"
+            if self.bar:
+                self.bar.write(size, file=sys.stdout)
+            else:
+                print(size, flush=True)
         if self.bar:
             self.bar.update(done - self.bar.n)
             self.bar.set_postfix_str(shown)
@@ -353,8 +361,10 @@ def drain(queue, progress):
 
 
 def metric_text(metrics):
-    """The epoch's reported metrics as `name value` pairs (4 significant digits)."""
-    return "  ".join(f"{name} {number(value)}" for name, value in metrics.items() if name != "epoch")
+    """The epoch's reported metrics as `name value` pairs (4 significant digits), but for epoch and num_parameters
+    (the same every epoch: shown on its own)."""
+    hidden = ("epoch", "num_parameters")
+    return "  ".join(f"{name} {number(value)}" for name, value in metrics.items() if name not in hidden)
 
 
 def number(value):

@@ -245,8 +245,8 @@ def use_cpus():
 
 
 class ReportEpoch(keras.callbacks.Callback):
-    """Reports each epoch with the names the torch scripts use (train_loss, val_loss, val_<metric>), with a
-    checkpoint when one is due: model.keras (the model and its optimizer state) and state.json (epoch, history).
+    """Reports each epoch with the names the torch scripts use (train_loss, val_loss, val_<metric>, num_parameters),
+    with a checkpoint when one is due: model.keras (the model and its optimizer state) and state.json (epoch, history).
     Every worker reports (it is a barrier) and saves (reading mirrored variables is collective); rank 0's
     checkpoint is the one kept.
     """
@@ -258,6 +258,9 @@ class ReportEpoch(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         metrics = {"epoch": epoch, "train_loss": float(logs["loss"])}
         metrics.update({name: float(value) for name, value in logs.items() if name.startswith("val_")})
+        # With every epoch, so Tune's last result holds it; trainable only, as torch counts (a subclassed model is built
+        # by its first batch)
+        metrics["num_parameters"] = sum(int(np.prod(weight.shape)) for weight in self.model.trainable_weights)
         self.history.append(metrics)
         diverging = diverged(metrics)
         every, last = self.training["checkpoint_every"], epoch == self.training["epochs"] - 1
@@ -382,6 +385,12 @@ class EpochProgress:
         self.first = self.first or now
         pace = (now - self.first) / (self.seen - 1) if self.seen > 1 else None
         shown = metric_text(metrics)
+        if self.seen == 1 and "num_parameters" in metrics:  # the same every epoch: shown once, not on each line
+            size = f"{RUN_NAME}: the model has {metrics['num_parameters']:,} trainable parameters (num_parameters)"
+            if self.bar:
+                self.bar.write(size, file=sys.stdout)
+            else:
+                print(size, flush=True)
         if self.bar:
             self.bar.update(done - self.bar.n)
             self.bar.set_postfix_str(shown)
@@ -432,8 +441,10 @@ def drain(queue, progress):
 
 
 def metric_text(metrics):
-    """The epoch's reported metrics as `name value` pairs (4 significant digits)."""
-    return "  ".join(f"{name} {number(value)}" for name, value in metrics.items() if name != "epoch")
+    """The epoch's reported metrics as `name value` pairs (4 significant digits), but for epoch and num_parameters
+    (the same every epoch: shown on its own)."""
+    hidden = ("epoch", "num_parameters")
+    return "  ".join(f"{name} {number(value)}" for name, value in metrics.items() if name not in hidden)
 
 
 def number(value):

@@ -221,8 +221,8 @@ def use_cpus():
 
 
 class ReportEpoch(keras.callbacks.Callback):
-    """Reports each epoch with the names the torch scripts use (train_loss, val_loss, val_<metric>), with no
-    checkpoint (training.checkpoint_every is never). Every worker reports (it is a barrier)."""
+    """Reports each epoch with the names the torch scripts use (train_loss, val_loss, val_<metric>, num_parameters),
+    with no checkpoint (training.checkpoint_every is never). Every worker reports (it is a barrier)."""
 
     def __init__(self, history):
         super().__init__()
@@ -233,6 +233,9 @@ class ReportEpoch(keras.callbacks.Callback):
         # training.train_metrics: Keras' metrics on the epoch's training batches, named as the torch scripts name them
         metrics.update({f"train_{name}": float(logs[name]) for name in ["accuracy"]})
         metrics.update({name: float(value) for name, value in logs.items() if name.startswith("val_")})
+        # With every epoch, so Tune's last result holds it; trainable only, as torch counts (a subclassed model is built
+        # by its first batch)
+        metrics["num_parameters"] = sum(int(np.prod(weight.shape)) for weight in self.model.trainable_weights)
         self.history.append(metrics)
         diverging = diverged(metrics)
         ray.train.report(metrics)
@@ -252,7 +255,6 @@ def make_trainer(config, scaling, name, storage_path, callbacks):
         run_config=ray.train.RunConfig(
             name=name,
             storage_path=storage_path,
-            checkpoint_config=ray.train.CheckpointConfig(num_to_keep=2),
             callbacks=callbacks,  # run.callbacks' trackers and the driver's progress
         ),
     )
@@ -278,6 +280,12 @@ class EpochProgress:
         self.first = self.first or now
         pace = (now - self.first) / (self.seen - 1) if self.seen > 1 else None
         shown = metric_text(metrics)
+        if self.seen == 1 and "num_parameters" in metrics:  # the same every epoch: shown once, not on each line
+            size = f"{RUN_NAME}: the model has {metrics['num_parameters']:,} trainable parameters (num_parameters)"
+            if self.bar:
+                self.bar.write(size, file=sys.stdout)
+            else:
+                print(size, flush=True)
         if self.bar:
             self.bar.update(done - self.bar.n)
             self.bar.set_postfix_str(shown)
@@ -328,8 +336,10 @@ def drain(queue, progress):
 
 
 def metric_text(metrics):
-    """The epoch's reported metrics as `name value` pairs (4 significant digits)."""
-    return "  ".join(f"{name} {number(value)}" for name, value in metrics.items() if name != "epoch")
+    """The epoch's reported metrics as `name value` pairs (4 significant digits), but for epoch and num_parameters
+    (the same every epoch: shown on its own)."""
+    hidden = ("epoch", "num_parameters")
+    return "  ".join(f"{name} {number(value)}" for name, value in metrics.items() if name not in hidden)
 
 
 def number(value):

@@ -71,7 +71,7 @@ CONFIG = {
 RUN_NAME = "synthetic-regression"
 STORAGE_PATH = "./runs"
 METRIC, MODE = "val_mae", "min"  # tune.metric, tune.mode
-REPORTED = ["epoch", "train_loss", "val_loss", "val_mse", "val_mae"]  # what each epoch reports
+REPORTED = ["epoch", "train_loss", "val_loss", "val_mse", "val_mae", "num_parameters"]  # what each epoch reports
 
 
 def load_data(cfg):
@@ -185,6 +185,8 @@ def train_func(config):
         start_epoch(train, train_loader, epoch)
         train_loss = train_one_epoch(model, optimizer, loss_fn, train_loader, training, device)
         metrics = {"epoch": epoch, "train_loss": train_loss, **evaluate(model, loss_fn, val_loader, device)}
+        # With every epoch, so Tune's last result holds it (tune.metric, stop); counted once trained (lazy layers exist)
+        metrics["num_parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
         lr_schedule.step()
         history.append(metrics)
         diverging = diverged(metrics)  # the same on every worker: the losses are added up across them
@@ -325,7 +327,8 @@ class TrialProgress(tune.Callback):
         ran = result.get("epoch", -1) + 1
         ended = "diverged" if diverged(result) else "finished" if ran >= self.epochs else "stopped early"
         self.ended.add(trial.trial_id)
-        self.show(trials, trial, f"{ended} at epoch {ran}/{self.epochs}", metric_text(result))
+        size = [f"num_parameters {result['num_parameters']}"] if "num_parameters" in result else []  # once, here
+        self.show(trials, trial, f"{ended} at epoch {ran}/{self.epochs}", metric_text(result), *size)
 
     def on_trial_recover(self, iteration, trials, trial, **info):
         ran = (trial.last_result or {}).get("epoch", -1) + 1
@@ -365,8 +368,10 @@ def shown_as_asked(tuner, progress):
 
 
 def metric_text(metrics):
-    """The epoch's reported metrics as `name value` pairs (4 significant digits)."""
-    return "  ".join(f"{name} {number(metrics[name])}" for name in REPORTED if name != "epoch" and name in metrics)
+    """The epoch's reported metrics as `name value` pairs (4 significant digits), but for epoch and num_parameters
+    (the same every epoch: shown on its own)."""
+    hidden = ("epoch", "num_parameters")
+    return "  ".join(f"{name} {number(metrics[name])}" for name in REPORTED if name not in hidden and name in metrics)
 
 
 def number(value):

@@ -77,7 +77,7 @@ CONFIG = {
 RUN_NAME = "wine-hyperopt"
 STORAGE_PATH = "./runs"
 METRIC, MODE = "val_loss", "min"  # tune.metric, tune.mode
-REPORTED = ["epoch", "train_loss", "val_loss", "val_accuracy"]  # what each epoch reports
+REPORTED = ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]  # what each epoch reports
 RUNTIME_ENV = {
     "env_vars": {"TF_USE_LEGACY_KERAS": "1", "TF_CPP_MIN_LOG_LEVEL": "2", "TF_ENABLE_ONEDNN_OPTS": "0"}
 }  # cluster.runtime_env
@@ -247,8 +247,8 @@ def use_cpus():
 
 
 class ReportEpoch(keras.callbacks.Callback):
-    """Reports each epoch with the names the torch scripts use (train_loss, val_loss, val_<metric>), with a
-    checkpoint when one is due: model.keras (the model and its optimizer state) and state.json (epoch, history).
+    """Reports each epoch with the names the torch scripts use (train_loss, val_loss, val_<metric>, num_parameters),
+    with a checkpoint when one is due: model.keras (the model and its optimizer state) and state.json (epoch, history).
     """
 
     def __init__(self, history, training, rank):
@@ -258,6 +258,9 @@ class ReportEpoch(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         metrics = {"epoch": epoch, "train_loss": float(logs["loss"])}
         metrics.update({name: float(value) for name, value in logs.items() if name.startswith("val_")})
+        # With every epoch, so Tune's last result holds it; trainable only, as torch counts (a subclassed model is built
+        # by its first batch)
+        metrics["num_parameters"] = sum(int(np.prod(weight.shape)) for weight in self.model.trainable_weights)
         self.history.append(metrics)
         diverging = diverged(metrics)
         every, last = self.training["checkpoint_every"], epoch == self.training["epochs"] - 1
@@ -333,7 +336,8 @@ class TrialProgress(tune.Callback):
         ran = result.get("epoch", -1) + 1
         ended = "diverged" if diverged(result) else "finished" if ran >= self.epochs else "stopped early"
         self.ended.add(trial.trial_id)
-        self.show(trials, trial, f"{ended} at epoch {ran}/{self.epochs}", metric_text(result))
+        size = [f"num_parameters {result['num_parameters']}"] if "num_parameters" in result else []  # once, here
+        self.show(trials, trial, f"{ended} at epoch {ran}/{self.epochs}", metric_text(result), *size)
 
     def on_trial_recover(self, iteration, trials, trial, **info):
         ran = (trial.last_result or {}).get("epoch", -1) + 1
@@ -373,8 +377,10 @@ def shown_as_asked(tuner, progress):
 
 
 def metric_text(metrics):
-    """The epoch's reported metrics as `name value` pairs (4 significant digits)."""
-    return "  ".join(f"{name} {number(metrics[name])}" for name in REPORTED if name != "epoch" and name in metrics)
+    """The epoch's reported metrics as `name value` pairs (4 significant digits), but for epoch and num_parameters
+    (the same every epoch: shown on its own)."""
+    hidden = ("epoch", "num_parameters")
+    return "  ".join(f"{name} {number(metrics[name])}" for name in REPORTED if name not in hidden and name in metrics)
 
 
 def number(value):

@@ -35,7 +35,14 @@ def test_reported_metrics_follow_training_metrics():
             "training": {"metrics": ["accuracy", "top5_accuracy"]},
         }
     )
-    assert experiment.reported_metrics() == ["epoch", "train_loss", "val_loss", "val_accuracy", "val_top5_accuracy"]
+    assert experiment.reported_metrics() == [
+        "epoch",
+        "train_loss",
+        "val_loss",
+        "val_accuracy",
+        "val_top5_accuracy",
+        "num_parameters",  # every model run's (SPEC §12)
+    ]
 
 
 def test_train_metrics_report_each_metric_on_the_training_batches():
@@ -57,6 +64,7 @@ def test_train_metrics_report_each_metric_on_the_training_batches():
         "val_loss",
         "val_accuracy",
         "val_top5_accuracy",
+        "num_parameters",
     ]
 
 
@@ -287,7 +295,7 @@ def test_regression_defaults_and_rules(write_spec):
     spec = MINIMAL.replace("{type: digits}", "{type: synthetic_regression}")
     experiment = api.load(write_spec(spec))
     assert (experiment.training.loss, experiment.training.metrics) == ("mse", ["mse"])
-    assert experiment.reported_metrics()[-1] == "val_mse"
+    assert experiment.reported_metrics()[-2:] == ["val_mse", "num_parameters"]
     csv = MINIMAL.replace("{type: digits}", "{type: csv, path: rows.csv, label: y}")
     assert api.load(write_spec(csv.replace("{epochs: 2}", "{epochs: 2, loss: huber}"))).task() == "regression"
 
@@ -359,6 +367,63 @@ def test_keras_partial_epochs_on_several_workers_are_a_multiple_of_them(write_sp
         ("E207", "training.steps_per_epoch", "e.g. steps_per_epoch: 2 or steps_per_epoch: 4")
     ]
     assert codes(write_spec, two.replace("framework: tensorflow", "framework: torch")) == []
+
+
+@pytest.mark.parametrize(
+    ("entry", "uneven"),
+    [
+        ("{choice: [2, 4, null]}", None),
+        ("{grid: [4, 7]}", 7),
+        ("{qrandint: [4, 40, 4]}", None),
+        ("{qrandint: [3, 40, 3]}", 3),
+        ("{randint: [4, 5]}", None),  # only 4
+        ("{randint: [4, 9]}", 5),
+        ("{lograndint: [8, 64]}", 9),
+    ],
+)
+def test_keras_searched_steps_are_checked_for_every_value_the_search_can_take(write_spec, entry, uneven):
+    spec = with_space(f"training.steps_per_epoch: {entry}", extra="scaling: {num_workers: 2}\n")
+    spec = spec.replace("framework: torch", "framework: tensorflow")
+    report = api.check_file(write_spec(spec))
+    found = [(p.code, p.path, p.message) for p in report.problems]
+    if uneven is None:
+        assert found == []
+    else:
+        assert [(code, path) for code, path, _ in found] == [("E207", "tune.space[training.steps_per_epoch]")]
+        assert f"steps_per_epoch {uneven}, a value the search can take" in found[0][2]
+    torch = spec.replace("framework: tensorflow", "framework: torch")
+    assert codes(write_spec, torch) == []  # torch workers each take their own steps
+
+
+def test_a_searched_checkpoint_every_cannot_switch_checkpoints_off_or_on(write_spec):
+    never = "training.checkpoint_every: {choice: [1, never]}"
+    assert codes(write_spec, with_space(never)) == [("E203", "tune.space[training.checkpoint_every]")]
+    retries = with_space(never, extra="run: {max_failures: 1}\n")
+    assert codes(write_spec, retries) == [("E206", "tune.space[training.checkpoint_every]")]
+    assert codes(write_spec, with_space("training.checkpoint_every: {choice: [1, 2]}")) == []
+    fixed_never = with_space("training.checkpoint_every: {choice: [1, 2]}").replace(
+        "training: {epochs: 2}", "training: {epochs: 2, checkpoint_every: never}"
+    )
+    assert codes(write_spec, fixed_never) == [("E203", "tune.space[training.checkpoint_every]")]
+
+
+def test_checkpoint_settings_without_checkpoints_are_warned_where_they_do_nothing(write_spec):
+    never = MINIMAL.replace("training: {epochs: 2}", "training: {epochs: 2, checkpoint_every: never}")
+    score = "run: {checkpoint_score: {metric: val_loss, mode: min}}\n"
+    assert codes(write_spec, never + score) == []  # a training run: it picks best.json's epoch
+    search = with_space("model.dropout: {uniform: [0.0, 0.5]}", extra=score).replace(
+        "training: {epochs: 2}", "training: {epochs: 2, checkpoint_every: never}"
+    )
+    assert codes(write_spec, search) == [("W321", "run.checkpoint_score")]
+    assert codes(write_spec, never + "run: {checkpoints_to_keep: 1}\n") == [("W321", "run.checkpoints_to_keep")]
+
+
+def test_num_parameters_is_a_metric_to_minimise(write_spec):
+    spec = with_space("model.hidden_sizes: {choice: [[8], [32]]}").replace("val_accuracy", "num_parameters")
+    spec = spec.replace("mode: max", "mode: min") + 'stop: {when: ["num_parameters < 1000"]}\n'
+    assert codes(write_spec, spec) == []
+    assert codes(write_spec, spec.replace("mode: min", "mode: max")) == [("W301", "tune.mode")]
+    assert codes(write_spec, spec + "run: {checkpoint_score: {metric: num_parameters, mode: min}}\n") == []
 
 
 CNN = "{type: mlp, hidden_sizes: [16]}"

@@ -88,7 +88,9 @@ def test_the_keras_callback_reports_the_nan_epoch_and_stops_fit(write_spec):
     script.ray = types.SimpleNamespace(train=Session())
     saved = []
     callback = script.ReportEpoch([], script.CONFIG["training"], rank=0)
-    callback.model = types.SimpleNamespace(stop_training=False, save=lambda path, save_format: saved.append(path))
+    callback.model = types.SimpleNamespace(
+        stop_training=False, save=lambda path, save_format: saved.append(path), trainable_weights=[]
+    )
 
     callback.on_epoch_end(0, {"loss": 2.3, "val_loss": 2.2, "val_accuracy": 0.1})
     assert callback.model.stop_training is False and len(saved) == 1

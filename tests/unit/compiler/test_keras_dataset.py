@@ -66,13 +66,12 @@ def test_validation_fraction_only_with_validation_from_train(write_spec, dataset
 
 def test_validation_from_none_reports_no_val_metrics(write_spec):
     experiment = api.load(write_spec(spec("{type: keras_dataset, name: mnist, validation_from: none}")))
-    assert experiment.reported_metrics() == ["epoch", "train_loss"]
+    assert experiment.reported_metrics() == ["epoch", "train_loss", "num_parameters"]
     tune = "tune: {metric: val_loss, mode: min, space: {training.optimizer.lr: {uniform: [0.01, 0.1]}}}\n"
     found = problems(write_spec, spec("{type: keras_dataset, name: mnist, validation_from: none}", extra=tune))
     assert [(code, path) for code, path, *_ in found] == [("E201", "tune.metric")]
     score = "run: {checkpoint_score: {metric: val_accuracy, mode: max}}\n"
-    extra = score.replace("}}\n", "}}\n") + ""
-    found = problems(write_spec, spec("{type: torchvision, name: MNIST, validation_from: none}", extra=extra))
+    found = problems(write_spec, spec("{type: torchvision, name: MNIST, validation_from: none}", extra=score))
     assert [(code, path) for code, path, *_ in found] == [("E201", "run.checkpoint_score.metric")]
     trained = spec(
         "{type: keras_dataset, name: mnist, validation_from: none}", extra=tune.replace("val_loss", "train_accuracy")

@@ -97,6 +97,7 @@ def test_torch_train_metrics_report_train_metric_on_the_training_batches(write_s
         "val_loss",
         "val_accuracy",
         "val_top5_accuracy",
+        "num_parameters",
     ]
     for metrics, _ in script.tune.reports:
         assert 0 <= metrics["train_accuracy"] <= metrics["train_top5_accuracy"] <= 1
@@ -146,7 +147,7 @@ def test_keras_reports_train_metrics_under_the_torch_names_and_no_checkpoint(wri
     script = script_of(write_spec, SPEC.format(framework="tensorflow", training=training) + TUNE)
     script.tune = Session()
     callback = script.ReportEpoch([])
-    callback.model = types.SimpleNamespace(stop_training=False)
+    callback.model = types.SimpleNamespace(stop_training=False, trainable_weights=[])
     logs = {"loss": 2.0, "accuracy": 0.4, "top5_accuracy": 0.7, "val_loss": 2.1, "val_accuracy": 0.3}
     callback.on_epoch_end(0, {**logs, "val_top5_accuracy": 0.6})
     ((metrics, saved),) = script.tune.reports
@@ -176,3 +177,14 @@ def test_keras_ray_data_batches_stop_after_the_epochs_rows(write_spec, epoch_row
     script = script_of(write_spec, spec + TUNE)  # lean: the pipeline itself, no shard of this worker's
     batches = script.tf_batches(Shard(100, np), 32, max_batches, [4], shuffle=False, epoch_rows=epoch_rows)
     assert sum(len(y) for _x, y in batches) == rows
+
+
+@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
+@pytest.mark.parametrize("workers", [0, 1, 2], ids=["train local", "tune lean", "tune driving trainers"])
+def test_without_checkpoints_no_checkpoint_config_is_written(write_spec, framework, workers):
+    training = ", checkpoint_every: never"
+    spec = SPEC.format(framework=framework, training=training).replace("num_workers: 1", f"num_workers: {workers}")
+    source = api.compile(api.load(write_spec(spec + (TUNE if workers else ""))))
+    assert "CheckpointConfig" not in source and "num_to_keep" not in source
+    with_checkpoints = api.compile(api.load(write_spec(spec.replace(training, "") + (TUNE if workers else ""))))
+    assert "CheckpointConfig(" in with_checkpoints and "num_to_keep=2" in with_checkpoints

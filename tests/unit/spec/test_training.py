@@ -188,19 +188,19 @@ def test_task_derived_loss_and_metrics(shown, dataset, training, loss, metrics):
 @pytest.mark.parametrize(
     ("dataset", "training", "reported"),
     [
-        ("{type: digits}", "{}", ["epoch", "train_loss", "val_loss", "val_accuracy"]),
-        ("{type: synthetic_regression}", "{}", ["epoch", "train_loss", "val_loss", "val_mse"]),
+        ("{type: digits}", "{}", ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]),
+        ("{type: synthetic_regression}", "{}", ["epoch", "train_loss", "val_loss", "val_mse", "num_parameters"]),
         (
             "{type: synthetic_regression}",
             "{metrics: [mse, mae]}",
-            ["epoch", "train_loss", "val_loss", "val_mse", "val_mae"],
+            ["epoch", "train_loss", "val_loss", "val_mse", "val_mae", "num_parameters"],
         ),
         (
             "{type: digits}",
             "{metrics: [top5_accuracy, accuracy]}",
-            ["epoch", "train_loss", "val_loss", "val_top5_accuracy", "val_accuracy"],
+            ["epoch", "train_loss", "val_loss", "val_top5_accuracy", "val_accuracy", "num_parameters"],
         ),
-        ("{type: digits}", "{metrics: []}", ["epoch", "train_loss", "val_loss"]),
+        ("{type: digits}", "{metrics: []}", ["epoch", "train_loss", "val_loss", "num_parameters"]),
     ],
 )
 def test_reported_metrics(report, dataset, training, reported):

@@ -1,0 +1,145 @@
+"""num_parameters (SPEC §12) and one set of metric names on both frameworks, on the session's real local Ray: the
+same digits MLP trained by a TorchTrainer and by a TensorflowTrainer (one worker each, 1 epoch) reports the
+trainable parameters counted by hand from the architecture, and exactly the same metric names; a 2-trial search
+with tune.metric num_parameters (mode min) ranks the smaller model best and stop.when ends it on its first epoch."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from specc.results.history import RAY_KEYS
+
+from .conftest import read_best, read_results, run_spec, specc_cli
+
+pytestmark = pytest.mark.slow
+
+
+def by_hand(hidden: int) -> int:
+    """Digits: 64 pixels in, 10 classes out; Linear/Dense 64 -> hidden -> 10, each with a bias."""
+    return 64 * hidden + hidden + hidden * 10 + 10
+
+
+TRAIN = """\
+specc: 1
+name: sized-{framework}
+framework: {framework}
+model: {{type: mlp, hidden_sizes: [32]}}
+dataset: {{type: digits, batch_size: 64}}
+training: {{epochs: 1, metrics: [accuracy, top5_accuracy], train_metrics: true}}
+scaling: {{num_workers: 1}}
+run: {{callbacks: [json]}}
+"""
+
+
+@pytest.fixture(scope="module")
+def both_frameworks(tmp_path_factory, local_ray):
+    """framework -> (run directory, RunResult) of the same spec trained on a one-worker Trainer of each."""
+    root = tmp_path_factory.mktemp("sized")
+    runs = {}
+    for framework in ("torch", "tensorflow"):
+        spec = root / f"sized-{framework}.yaml"
+        spec.write_text(TRAIN.format(framework=framework), encoding="utf-8")
+        result = run_spec(spec, storage_path=root / "runs", echo=False, quiet=True)
+        runs[framework] = Path(result.run_dir), result
+    return runs
+
+
+@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
+def test_a_training_run_reports_the_parameters_counted_by_hand(both_frameworks, framework):
+    run_dir, result = both_frameworks[framework]
+    _header, rows = read_results(run_dir)
+    assert [row["num_parameters"] for row in rows] == [by_hand(32)] == [2410]
+    assert read_best(run_dir)["metrics"]["num_parameters"] == result.metrics["num_parameters"] == 2410
+    # What Ray's controller received from the worker (run.callbacks json writes each report as it arrives)
+    reported = json.loads((run_dir / "result.json").read_text(encoding="utf-8").splitlines()[-1])
+    assert reported["num_parameters"] == 2410
+
+
+def test_torch_and_tensorflow_report_exactly_the_same_metric_names(both_frameworks):
+    names = {}
+    for framework, (run_dir, _result) in both_frameworks.items():
+        header, rows = read_results(run_dir)
+        reported = json.loads((run_dir / "result.json").read_text(encoding="utf-8").splitlines()[-1])
+        names[framework] = set(reported) - RAY_KEYS | {"epoch"}
+        assert set(header) == names[framework]
+        assert 0 <= rows[-1]["train_accuracy"] <= rows[-1]["train_top5_accuracy"] <= 1
+        assert 0 <= rows[-1]["val_accuracy"] <= rows[-1]["val_top5_accuracy"] <= 1
+    assert (
+        names["torch"]
+        == names["tensorflow"]
+        == {
+            "epoch",
+            "train_loss",
+            "train_accuracy",
+            "train_top5_accuracy",
+            "val_loss",
+            "val_accuracy",
+            "val_top5_accuracy",
+            "num_parameters",
+        }
+    )
+
+
+SEARCH = """\
+specc: 1
+name: smallest
+framework: torch
+model: {type: mlp, hidden_sizes: [32]}
+dataset: {type: digits, batch_size: 64}
+training: {epochs: 2, metrics: [accuracy]}
+scaling: {num_workers: 1}
+tune:
+  metric: num_parameters
+  mode: min
+  num_samples: 1
+  max_concurrent_trials: 2
+  space: {model.hidden_sizes: {grid: [[32], [8]]}}
+stop: {when: ["num_parameters < 1000"]}
+"""
+
+
+def test_a_search_by_num_parameters_picks_the_smaller_model_and_stops_it_early(tmp_path, local_ray):
+    spec = tmp_path / "smallest.yaml"
+    spec.write_text(SEARCH, encoding="utf-8")
+
+    result = run_spec(spec, storage_path=tmp_path / "runs", echo=False, quiet=True)
+
+    with open(Path(result.run_dir) / "results.csv", newline="", encoding="utf-8") as handle:
+        trials = {row["model.hidden_sizes"]: row for row in csv.DictReader(handle)}
+    assert {sizes: int(row["last_num_parameters"]) for sizes, row in trials.items()} == {
+        "[32]": by_hand(32),
+        "[8]": by_hand(8),
+    }
+    assert (trials["[8]"]["status"], trials["[8]"]["epochs"]) == ("stopped", "1")  # 610 < 1000 after epoch 1
+    assert (trials["[32]"]["status"], trials["[32]"]["epochs"]) == ("completed", "2")
+    best = read_best(result.run_dir)
+    assert best["config"] == {"model.hidden_sizes": [8]} and best["metrics"]["num_parameters"] == by_hand(8) == 610
+    retrain = yaml.safe_load((Path(result.run_dir) / "best.yaml").read_text(encoding="utf-8"))
+    assert retrain["model"]["hidden_sizes"] == [8] and "tune" not in retrain
+
+    done = specc_cli("results", result.run_dir, cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert f"best trial: {best['trial_id']}, num_parameters 610" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
+def test_trials_that_drive_a_trainer_pass_num_parameters_on_to_tune(tmp_path, local_ray, framework):
+    """The third shape: each trial a Ray Train run on 2 workers, whose reports reach Tune through
+    TuneReportCallback; one trial of 1 epoch (0.1 CPU for its driver + 2 x 0.5 CPU for its workers)."""
+    text = SEARCH.replace("framework: torch", f"framework: {framework}").replace("epochs: 2", "epochs: 1")
+    text = text.replace("scaling: {num_workers: 1}", "scaling: {num_workers: 2, resources_per_worker: {CPU: 0.5}}")
+    text = text.replace("grid: [[32], [8]]", "grid: [[8]]")
+    spec = tmp_path / "smallest.yaml"
+    spec.write_text(text, encoding="utf-8")
+
+    result = run_spec(spec, storage_path=tmp_path / "runs", echo=False, quiet=True)
+
+    with open(Path(result.run_dir) / "results.csv", newline="", encoding="utf-8") as handle:
+        (row,) = csv.DictReader(handle)
+    assert int(row["last_num_parameters"]) == by_hand(8) and row["status"] == "completed"
+    assert read_best(result.run_dir)["metrics"]["num_parameters"] == by_hand(8)
