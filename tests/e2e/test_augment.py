@@ -12,6 +12,7 @@ import math
 import pytest
 
 from .conftest import read_results, run_spec
+from .fixtures.recording_models import read_records
 from .test_data_sources import write_fashion_mnist
 
 pytestmark = pytest.mark.slow
@@ -50,7 +51,7 @@ SUMMED = """\
 specc: 1
 name: summed
 framework: torch
-model: {{type: custom, factory: "e2e_batch_sum_models:make", kwargs: {{log: "{log}"}}}}
+model: {{type: custom, factory: "e2e_recording_models:make", kwargs: {{log: "{log}"}}}}
 dataset: {{type: digits, batch_size: 64, subset: {{train: 256, validation: 128}}{augment}}}
 training: {{epochs: 1}}
 scaling: {{num_workers: 1}}
@@ -62,12 +63,12 @@ def test_inside_ray_train_augment_changes_training_batches_but_never_validation_
 ):
     """The same run with and without augment, its model recording each batch's pixel sum: the split and the
     seeded order are the same, so only the augmentation can make the batches differ."""
-    factory_module("batch_sum_models.py", "e2e_batch_sum_models")
+    factory_module("recording_models.py", "e2e_recording_models")
     seen = {}
     for name, augment in (("plain", ""), ("augmented", ", augment: [{random_crop: {size: 8, padding: 2}}]")):
         log = tmp_path / f"{name}.log"
         run_spec(spec_file(SUMMED.format(log=log, augment=augment)), storage_path=tmp_path / name, quiet=True)
-        seen[name] = [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
+        seen[name] = [(record["mode"], record["pixel_sum"]) for record in read_records(log)]
     kinds = [kind for kind, _sum in seen["plain"]]
     assert kinds == [kind for kind, _sum in seen["augmented"]] == ["train"] * 4 + ["eval"] * 2
     pairs = list(zip(seen["plain"], seen["augmented"], strict=True))
@@ -76,7 +77,7 @@ def test_inside_ray_train_augment_changes_training_batches_but_never_validation_
 
 
 def test_loader_workers_read_torchvision_files_in_worker_processes(tmp_path, spec_file, factory_module, local_ray):
-    factory_module("loader_process_models.py", "e2e_loader_process_models")
+    factory_module("recording_models.py", "e2e_recording_models")
     write_fashion_mnist(tmp_path / "data", n_train=64, n_test=32)
     log = tmp_path / "forward.log"
     spec = spec_file(
@@ -84,7 +85,7 @@ def test_loader_workers_read_torchvision_files_in_worker_processes(tmp_path, spe
         specc: 1
         name: loader-workers
         framework: torch
-        model: {{type: custom, factory: "e2e_loader_process_models:make", kwargs: {{log: "{log}"}}}}
+        model: {{type: custom, factory: "e2e_recording_models:make", kwargs: {{log: "{log}"}}}}
         dataset:
           type: torchvision
           name: FashionMNIST
@@ -98,12 +99,12 @@ def test_loader_workers_read_torchvision_files_in_worker_processes(tmp_path, spe
     )
     result = run_spec(spec, storage_path=tmp_path / "runs", quiet=True)
 
-    calls = [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
+    calls = [(record["mode"], record["pid"], record["children"]) for record in read_records(log)]
     assert len({pid for _kind, pid, _children in calls}) == 1  # the one Ray Train worker
     # 64 training and 32 validation images in batches of 16, two epochs
     assert [kind for kind, _pid, _children in calls] == (["train"] * 4 + ["eval"] * 2) * 2
     # the training loader's 2 workers from the first batch on; the validation loader's 2 more once it has started
     # (persistent_workers keeps them between epochs)
-    assert [int(children) for _kind, _pid, children in calls] == [2] * 4 + [4] * 2 + [4] * 6
+    assert [children for _kind, _pid, children in calls] == [2] * 4 + [4] * 2 + [4] * 6
     _, rows = read_results(result.run_dir)
     assert [row["epoch"] for row in rows] == [0, 1] and all(0 <= row["val_accuracy"] <= 1 for row in rows)

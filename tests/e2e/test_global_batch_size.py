@@ -4,11 +4,11 @@ it, seen by the model inside each worker."""
 from __future__ import annotations
 
 import collections
-import json
 
 import pytest
 
 from .conftest import read_results, run_spec
+from .fixtures.recording_models import read_records
 
 pytestmark = pytest.mark.slow
 
@@ -16,7 +16,7 @@ SPEC = """\
 specc: 1
 name: global-batch
 framework: torch
-model: {{type: custom, factory: "batch_size_models:make", kwargs: {{log: "{log}"}}}}
+model: {{type: custom, factory: "e2e_recording_models:make", kwargs: {{log: "{log}"}}}}
 dataset: {{type: digits, global_batch_size: 64}}
 training: {{epochs: 1, optimizer: {{type: adam, lr: 0.01}}, checkpoint_every: 0}}
 scaling: {{num_workers: 2}}
@@ -24,14 +24,14 @@ scaling: {{num_workers: 2}}
 
 
 def test_each_of_two_workers_trains_on_half_the_global_batch(tmp_path, spec_file, factory_module, local_ray):
-    factory_module("batch_size_models.py", "batch_size_models")
+    factory_module("recording_models.py", "e2e_recording_models")
     log = tmp_path / "batches.jsonl"
     result = run_spec(spec_file(SPEC.format(log=log)), storage_path=tmp_path / "runs")
 
     sizes = collections.defaultdict(list)
-    for line in log.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        sizes[record["pid"]].append(record["batch"])
+    for record in read_records(log):
+        if record["mode"] == "train":
+            sizes[record["pid"]].append(record["batch"])
     assert len(sizes) == 2  # two worker processes trained
     # 1438 training examples in batches of 32 (the last 30), dealt across the workers: 23 batches each
     assert sorted(len(batches) for batches in sizes.values()) == [23, 23]

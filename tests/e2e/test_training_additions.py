@@ -11,6 +11,7 @@ import pytest
 from specc.spec.errors import SpecError
 
 from .conftest import read_best, read_results, run_spec
+from .fixtures.recording_models import read_records
 
 pytestmark = pytest.mark.slow
 
@@ -20,7 +21,7 @@ name: partial-epochs
 framework: torch
 model:
   type: custom
-  factory: "e2e_counting_models:make"
+  factory: "e2e_recording_models:make"
   kwargs: {{log: "{log}"}}
 dataset: {{type: digits, batch_size: 16}}
 training:
@@ -36,20 +37,20 @@ scaling: {{num_workers: 2}}
 
 
 def test_steps_per_epoch_bound_each_workers_batches_without_checkpoints(tmp_path, spec_file, factory_module, local_ray):
-    factory_module("counting_models.py", "e2e_counting_models")
+    factory_module("recording_models.py", "e2e_recording_models")
     log = tmp_path / "batches.log"
     spec = spec_file(SPEC.format(log=log))
     storage = tmp_path / "runs"
 
     result = run_spec(spec, storage_path=storage, quiet=True)
 
-    calls = [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
+    calls = [(record["mode"], record["pid"], record["batch"]) for record in read_records(log)]
     per_worker = Counter((kind, pid) for kind, pid, _size in calls)
     pids = {pid for _kind, pid, _size in calls}
     assert len(pids) == 2  # both Ray Train workers
     # 2 epochs x 3 training batches and 2 x 2 validation batches, on each worker; digits has 90 batches of 16 a worker
     assert per_worker == {**{("train", pid): 6 for pid in pids}, **{("eval", pid): 4 for pid in pids}}
-    assert {int(size) for _kind, _pid, size in calls} == {16}
+    assert {size for _kind, _pid, size in calls} == {16}
 
     header, rows = read_results(result.run_dir)
     assert header == ["epoch", "train_loss", "train_accuracy", "val_loss", "val_accuracy", "num_parameters"]
@@ -92,7 +93,7 @@ def test_keras_steps_per_epoch_bound_each_workers_steps(tmp_path, spec_file, fac
 
     result = run_spec(spec, storage_path=tmp_path / "runs", quiet=True)
 
-    calls = [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
+    calls = [(record["mode"], record["pid"], record["batch"]) for record in read_records(log)]
     per_worker_epoch = Counter(tuple(call) for call in calls)
     pids = {pid for _kind, pid, _epoch in calls}
     assert len(pids) == 2  # both Ray Train workers
