@@ -11,6 +11,7 @@ import csv
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -36,12 +37,28 @@ def local_ray():
 
     if ray.is_initialized():  # pragma: no cover - someone else's Ray: do not take it over
         pytest.skip("a Ray is already initialised in this process")
-    # "local": always a new Ray of our own, never a cluster someone else started with `ray start` on this machine
-    ray.init(address="local", include_dashboard=True, num_cpus=2)
+    # As the compiled scripts start theirs (local_ray() in templates/run/run_dir.py.j2): the dashboard on a port
+    # known before it starts, so that Ray Train's placement-group cleaner finds its state API through
+    # RAY_API_SERVER_ADDRESS. On its own the cleaner looks for "the" Ray of this machine; with another Ray running
+    # here (a developer's, another test session's) it fails, and a stopped trial's Train workers keep their CPUs:
+    # the next trial that drives a Trainer then waits for them forever.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {"RAY_API_SERVER_ADDRESS": f"http://127.0.0.1:{port}", "RAY_TRAIN_ENABLE_PREEMPTION_WATCHER": "0"}
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)  # before ray.init: the local Ray's processes start with this environment
     try:
+        # "local": always a new Ray of our own, never a cluster someone else started with `ray start` here
+        ray.init(address="local", include_dashboard=True, dashboard_host="127.0.0.1", dashboard_port=port, num_cpus=2)
         yield ray
     finally:
         ray.shutdown()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @pytest.fixture
