@@ -46,19 +46,18 @@ def local_ray():
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = {"RAY_API_SERVER_ADDRESS": f"http://127.0.0.1:{port}", "RAY_TRAIN_ENABLE_PREEMPTION_WATCHER": "0"}
-    saved = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)  # before ray.init: the local Ray's processes start with this environment
+    added = {name: value for name, value in env.items() if name not in os.environ}
+    os.environ.update(added)  # for the local Ray's processes, which inherit it as they start
     try:
         # "local": always a new Ray of our own, never a cluster someone else started with `ray start` here
         ray.init(address="local", include_dashboard=True, dashboard_host="127.0.0.1", dashboard_port=port, num_cpus=2)
+    finally:
+        for name in added:  # not for this process: `ray job` clients take RAY_API_SERVER_ADDRESS as their address
+            del os.environ[name]
+    try:
         yield ray
     finally:
         ray.shutdown()
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 @pytest.fixture
