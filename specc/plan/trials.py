@@ -39,6 +39,7 @@ def plan_report(experiment: Experiment, configs: int = 5, machine: dict[str, flo
         "scheduler": scheduler,
         "budget": budget(experiment, trials["count"], scheduler),
         "configs": first_configs(experiment, configs, trials["count"]),
+        "unit": "step" if experiment.objective is not None else "epoch",  # what budgets and rungs count
     }
 
 
@@ -63,6 +64,11 @@ def _trials(experiment: Experiment) -> dict:
 def trial_resources(experiment: Experiment, shape: str) -> dict:
     """What one trial (or the one run, without tune) reserves from Ray, by shape (SPEC §6)."""
     scaling = experiment.scaling
+    if shape == "objective":  # the user's function in one process, with scaling's resources (as the script does)
+        process = dict(scaling.resources_per_worker or {"CPU": 1})
+        if scaling.use_gpu:
+            process.setdefault("GPU", 1)
+        return {"processes": 1, "per_process": process, "driver": {}, "per_trial": process}
     if shape == "tune":  # the trial's one process reserves what one Train worker would (as the script does)
         process = train_worker_resources(scaling, accelerator=False)
         return {"processes": 1, "per_process": process, "driver": {}, "per_trial": process}
@@ -166,7 +172,7 @@ def scheduler_plan(experiment: Experiment, trials: int) -> dict:
         plan |= scheduler.model_dump(include={"perturbation_interval", "quantile_fraction", "synch"})
         plan |= {"burn_in_period": burn_in}
         plan["perturbation_epochs"] = perturbation_epochs(
-            scheduler.perturbation_interval, burn_in, experiment.training.epochs
+            scheduler.perturbation_interval, burn_in, steps_per_trial(experiment) or 0
         )
     return plan
 
@@ -230,9 +236,20 @@ def perturbation_epochs(interval: int, burn_in: int, epochs: int) -> list[int]:
 # -- budget --------------------------------------------------------------------------------------------------------
 
 
+def steps_per_trial(experiment: Experiment) -> int | None:
+    """Epochs (training iterations) a trial runs at most: training.epochs, or an objective's max_steps, else its
+    scheduler's max_t (None: unbounded, the function decides)."""
+    if experiment.objective is None:
+        return experiment.training.epochs
+    return experiment.objective.max_steps or getattr(experiment.scheduler, "max_t", None)
+
+
 def budget(experiment: Experiment, trials: int, scheduler: dict) -> dict:
     """Worker-epochs: one worker training one epoch. The worst case is every trial running every epoch."""
-    epochs, workers = experiment.training.epochs, max(experiment.scaling.num_workers, 1)
+    epochs, workers = steps_per_trial(experiment), max(experiment.scaling.num_workers, 1)
+    if epochs is None:  # an objective whose function decides when it ends
+        stop = experiment.stop
+        return {"epochs": None, "workers": 1, "worst_case_worker_epochs": None, "time_budget_s": stop and stop.time_budget_s}
     out = {"epochs": epochs, "workers": workers, "worst_case_worker_epochs": trials * epochs * workers}
     if scheduler["type"] == "asha":
         out["asha_worst_case_worker_epochs"] = trials * scheduler["max_t"] * workers
