@@ -153,8 +153,8 @@ def _checkpoints(e: Experiment, at: Locator, project: Project | None) -> Iterato
             ("run", "checkpoints_to_keep"),
             "keep at least 3, or null to keep all",
         )
-    for kind, entries in (("mutations", getattr(scheduler, "mutations", {})), ("bounds", getattr(scheduler, "bounds", {}))):
-        for key in entries:
+    for kind in ("mutations", "bounds"):
+        for key in getattr(scheduler, kind, {}):
             if "." in key.removeprefix("objective.params."):
                 yield at(
                     "E202",

@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterator
 
 from specc.check.factories import factories_allowed
-from specc.check.objective import check_objective
 from specc.check.fields import Locator, did_you_mean
+from specc.check.objective import check_objective
 from specc.check.search_space import (
     compiled_in,
     data_fixed,

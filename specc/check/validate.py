@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from specc.check import rules
-from specc.check.objective import form_problems
 from specc.check.fields import data_path, from_validation_error
+from specc.check.objective import form_problems
 from specc.read.document import deep_copy, dotted, read_file
 from specc.read.loader import RawSpec, display, load_raw
 from specc.spec import Experiment

@@ -248,8 +248,8 @@ def budget(experiment: Experiment, trials: int, scheduler: dict) -> dict:
     """Worker-epochs: one worker training one epoch. The worst case is every trial running every epoch."""
     epochs, workers = steps_per_trial(experiment), max(experiment.scaling.num_workers, 1)
     if epochs is None:  # an objective whose function decides when it ends
-        stop = experiment.stop
-        return {"epochs": None, "workers": 1, "worst_case_worker_epochs": None, "time_budget_s": stop and stop.time_budget_s}
+        time_budget = experiment.stop.time_budget_s if experiment.stop is not None else None
+        return {"epochs": None, "workers": 1, "worst_case_worker_epochs": None, "time_budget_s": time_budget}
     out = {"epochs": epochs, "workers": workers, "worst_case_worker_epochs": trials * epochs * workers}
     if scheduler["type"] == "asha":
         out["asha_worst_case_worker_epochs"] = trials * scheduler["max_t"] * workers
