@@ -104,6 +104,9 @@ def _objective_path_problem(params: dict, parts: list[str]) -> tuple[str, str | 
     node: Any = params
     for depth, part in enumerate(parts[2:-1], start=3):
         node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, list):
+            here = ".".join(parts[:depth])
+            return f"{here} is a list: search it whole (a choice of lists), not an item", None
         if node is not None and not isinstance(node, dict):
             here = ".".join(parts[:depth])
             return f"{here} is a value, not a mapping: '{parts[depth]}' cannot be inside it", None

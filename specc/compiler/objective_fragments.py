@@ -97,7 +97,7 @@ def _imports(plan: Plan) -> list[str]:
     stoppers = [line for line in froms if line.startswith("from ray.tune.stopper ")]
     if stoppers:  # the stop section's rules, combined with objective.max_steps (or 1 step with --smoke)
         names = set(stoppers[0].removeprefix("from ray.tune.stopper import ").split(", "))
-        names |= {"CombinedStopper", "MaximumIterationStopper"}
+        names |= {"CombinedStopper", "FunctionStopper"}
         froms = (froms - set(stoppers)) | {f"from ray.tune.stopper import {', '.join(sorted(names))}"}
     tracking_modules, tracking_froms = tracking_imports(plan)
     modules |= (tune_modules - {"copy"}) | tracking_modules

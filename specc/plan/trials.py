@@ -8,10 +8,12 @@ numpy is imported only for the formulas Ray computes with numpy.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 
 from specc.plan.sampling import NotReproducible, grid_sizes, sample_configs, trial_count
 from specc.plan.shape import TRIAL_DRIVER_CPU, shape_of
@@ -296,14 +298,45 @@ def _bracket_epochs(rungs: list[dict], run_on_to: int | None) -> int:
 # -- configs -------------------------------------------------------------------------------------------------------
 
 
+def sampling_order(params: dict, paths: list[str]) -> list[str]:
+    """The search paths (objective.params.<name>) in the order Ray Tune's variant generator meets their domains in
+    the objective's config: params with each searched value in place (new names appended), walked depth first."""
+    prefix = "objective.params."
+    tree: dict = copy.deepcopy(params)
+    for path in paths:
+        *parents, last = path.removeprefix(prefix).split(".")
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = _Searched(path)
+    found: list[str] = []
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _Searched):
+            found.append(node.path)
+        elif isinstance(node, dict):
+            pending.extend(reversed(list(node.values())))
+    return found
+
+
+@dataclass(frozen=True)
+class _Searched:
+    path: str
+
+
 def first_configs(experiment: Experiment, n: int, trials: int) -> dict:
     """The first `n` trial configs the run will try, or why they cannot be known before it starts."""
     if experiment.tune is None:
         return {"values": [], "of": trials, "note": "no tune section: one run with the spec's values"}
     if n <= 0:
         return {"values": [], "of": trials, "note": None}
+    tune = experiment.tune
+    if experiment.objective is not None:  # Tune samples the domains in the order it meets them in the nested config
+        order = sampling_order(experiment.objective.params, list(tune.space))
+        tune = tune.model_copy(update={"space": {path: tune.space[path] for path in order}})
     try:
-        values = sample_configs(experiment.tune, n)
+        values = sample_configs(tune, n)
     except NotReproducible as reason:
         return {"values": [], "of": trials, "note": str(reason)}
     seed = experiment.tune.search.seed

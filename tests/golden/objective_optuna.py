@@ -38,7 +38,7 @@ from ray import tune
 from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback
 from ray.tune.schedulers import ASHAScheduler
 from ray.tune.search.optuna import OptunaSearch
-from ray.tune.stopper import CombinedStopper, MaximumIterationStopper, Stopper
+from ray.tune.stopper import CombinedStopper, FunctionStopper, Stopper
 
 # objective.params: the function's config before a trial's sample
 CONFIG = {"steps": 20, "width": 10, "height": 0, "sleep": 0.01}
@@ -244,7 +244,8 @@ def stopper(smoke):
     steps = 1 if smoke else MAX_STEPS
     if steps is None:
         return make_stopper()
-    return CombinedStopper(MaximumIterationStopper(steps), make_stopper())
+    reports = FunctionStopper(lambda trial_id, result: result["training_iteration"] >= steps)  # Tune's count of reports
+    return CombinedStopper(reports, make_stopper())
 
 
 def parse_args(argv):
