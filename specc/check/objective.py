@@ -14,6 +14,7 @@ from specc.read.document import SourceMap
 from specc.read.project import Project
 from specc.spec.errors import Problem
 from specc.spec.experiment import Experiment
+from specc.spec.space import RAY_INTERPRETED
 
 MODEL_FORM = ("model", "dataset", "training")
 
@@ -58,6 +59,7 @@ def form_problems(data, source: SourceMap) -> list[Problem]:
 def check_objective(e: Experiment, at: Locator, project: Project | None) -> Iterator[Problem]:
     """The problems of an objective spec (its model-form rules do not apply)."""
     yield from _needs_tune(e, at)
+    yield from _params_stay_data(e.objective.params, ("objective", "params"), at)
     yield from _scaling(e, at)
     yield from _budget(e, at)
     yield from _checkpoints(e, at, project)
@@ -78,6 +80,22 @@ def _needs_tune(e: Experiment, at: Locator) -> Iterator[Problem]:
             "(num_samples: 1 and an empty space run the function once)",
             key=True,
         )
+
+
+def _params_stay_data(value, path: tuple, at: Locator) -> Iterator[Problem]:
+    """params become the Tuner's param_space, where Tune runs a one-key {eval: ...} mapping as Python and expands a
+    {grid_search: [...]} one into trials: refused, so that no spec text becomes code (searches go in tune.space)."""
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in RAY_INTERPRETED:
+        yield at(
+            "E203",
+            f"a mapping whose only key is '{next(iter(value))}' is run or expanded by Ray Tune, not passed on",
+            path,
+            "rename the key or add a second one; to search a param, use tune.space with objective.params.<name>",
+        )
+        return
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        yield from _params_stay_data(item, (*path, key), at)
 
 
 def _scaling(e: Experiment, at: Locator) -> Iterator[Problem]:

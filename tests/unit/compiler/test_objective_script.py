@@ -201,3 +201,45 @@ def test_plan_samples_in_the_order_tune_meets_the_domains_in_the_nested_config()
     params = {"b": {"q": 1, "p": 2}, "a": 0}
     paths = ["objective.params.a", "objective.params.new", "objective.params.b.p"]
     assert sampling_order(params, paths) == ["objective.params.b.p", "objective.params.a", "objective.params.new"]
+
+
+def test_the_objectives_project_travels_to_a_cluster_and_submit_ships_it(tmp_path, monkeypatch, capsys):
+    from specc import cli
+    from specc.execute import submit
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    path = write_case(tmp_path, "random")
+    here = tmp_path / "script.py"
+    module = types.ModuleType("objective_shipped")
+    module.__file__ = str(here)
+    exec(compile(api.compile(api.load(path), str(here)), str(here), "exec"), module.__dict__)
+    assert module.job_runtime_env(None, str(tmp_path / "runs")) == {}  # a local Ray: the trials import from SPEC_DIR
+    env = module.job_runtime_env("10.0.0.1:6379", str(tmp_path / "runs"))
+    assert env["working_dir"] == str(tmp_path) and module.SPEC_DIR_SHIPPED == "."
+    # a trial on a node finds the function in the shipped copy (Ray puts it first on PYTHONPATH)
+    monkeypatch.setenv("PYTHONPATH", "/tmp/ray/session/runtime_resources/working_dir_files/pkg")
+    where = {"spec_dir": str(tmp_path), "spec_dir_shipped": "."}
+    assert module.spec_dir_on_node(where) == "/tmp/ray/session/runtime_resources/working_dir_files/pkg"
+
+    monkeypatch.setattr(submit, "client", lambda address: pytest.fail("--dry-run contacted a cluster"))
+    assert cli.main(["submit", str(path), "--dry-run"]) == 0
+    shipped = capsys.readouterr().out
+    assert "functions.py" in shipped and "random.yaml" in shipped
+
+
+def test_hostile_params_stay_data(tmp_path):
+    import ast
+
+    hostile = {'"); import os; os.system("x") #': "\\'''\n\x00", "k": ['"""', "{eval: 1}"], "n": {"__import__": "os"}}
+    path = write_case(tmp_path, "random")
+    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    spec["objective"]["params"].update(hostile)
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    source = api.compile(api.load(path))
+    tree = ast.parse(source)
+    config = next(
+        node.value for node in tree.body if isinstance(node, ast.Assign) and node.targets[0].id == "CONFIG"
+    )
+    assert ast.literal_eval(config) == spec["objective"]["params"]
