@@ -239,7 +239,5 @@ def test_hostile_params_stay_data(tmp_path):
     path.write_text(yaml.safe_dump(spec), encoding="utf-8")
     source = api.compile(api.load(path))
     tree = ast.parse(source)
-    config = next(
-        node.value for node in tree.body if isinstance(node, ast.Assign) and node.targets[0].id == "CONFIG"
-    )
+    config = next(node.value for node in tree.body if isinstance(node, ast.Assign) and node.targets[0].id == "CONFIG")
     assert ast.literal_eval(config) == spec["objective"]["params"]
