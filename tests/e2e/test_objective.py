@@ -153,3 +153,13 @@ def test_results_and_report_read_an_objective_run(searches, capsys, tmp_path):
     report = tmp_path / "report.html"
     assert main(["report", str(run_dir), "-o", str(report)]) == 0
     assert read_best(run_dir)["trial_id"] in report.read_text(encoding="utf-8")
+
+
+def test_resume_continues_the_finished_search_without_rerunning_it(searches):
+    spec, run_dir, _ = searches["hyperopt"]
+    before = rows_of(run_dir)
+    result = run_spec(spec, storage_path=run_dir.parent, quiet=True, resume=True)
+    after = rows_of(run_dir)
+    ordered = lambda rows: sorted(rows, key=lambda row: row["trial_id"])  # noqa: E731
+    assert ordered(after) == ordered(before)  # Tuner.restore: the finished trials, none rerun or added
+    assert result.metrics == read_best(run_dir)["metrics"]
