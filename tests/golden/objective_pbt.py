@@ -200,6 +200,7 @@ def main(argv=None, artefacts=None, echo=True, ray_started=False):
                     num_samples=1 if args.smoke else 4,
                     search_alg=make_searcher(4),  # tune.max_concurrent_trials
                     scheduler=make_scheduler(),
+                    reuse_actors=True,  # a finished trial's process takes the next trial: no process start each time
                     trial_name_creator=trial_name,
                     trial_dirname_creator=trial_name,
                 ),
@@ -297,13 +298,14 @@ def sampled(config):
 
 
 def trial_row(result):
-    """A trial in results.csv: status (stopped: ended by the scheduler or a stop rule before objective.max_steps),
-    steps (reports) made, sampled values, best and last metrics."""
+    """A trial in results.csv: status (stopped: ended by the scheduler or a stop rule before objective.max_steps; with
+    max_steps None every trial that did not fail is completed: steps says how far it got), steps (reports) made,
+    sampled values, best and last metrics."""
     metrics, history = result.metrics or {}, result.metrics_dataframe
     ran = metrics.get("training_iteration", 0)
     values = history[METRIC] if history is not None and METRIC in history else None
     best = None if values is None or values.dropna().empty else plain(values.max() if MODE == "max" else values.min())
-    finished = metrics.get("done") or (MAX_STEPS is not None and ran >= MAX_STEPS)
+    finished = MAX_STEPS is None or ran >= MAX_STEPS  # Tune marks a trial its scheduler stopped done as well
     status = "error" if result.error else "completed" if finished else "stopped"
     row = {"trial_id": trial_id(result), "status": status, "steps": ran}
     row.update(sampled(result.config or {}))
