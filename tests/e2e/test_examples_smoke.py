@@ -8,6 +8,7 @@ data sets on disk (test_data_sources and test_keras_dataset write them in the re
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,10 @@ def test_example_spec_smoke_runs(local_ray, tmp_path, monkeypatch, name):
     if experiment.objective is not None:  # one trial of the function, 1 step; best.yaml runs it once
         assert lines[0].split(",")[:3] == ["trial_id", "status", "steps"] and len(lines) == 2
         assert set(experiment.tune.space) <= set(lines[0].split(","))
-        assert api.load(run_dir / "best.yaml").tune.num_samples == 1
+        beside = tmp_path / "project"  # best.yaml beside the function's module, as its header says to copy it
+        shutil.copytree(ROOT / "specs" / "factories", beside / "factories")
+        shutil.copyfile(run_dir / "best.yaml", beside / "best.yaml")
+        assert api.load(beside / "best.yaml").tune.num_samples == 1
         assert set(result.metrics) == set(experiment.objective.metrics)
         assert (run_dir / "script.py").read_text() == api.compile(experiment)
         return
