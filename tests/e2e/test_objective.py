@@ -16,7 +16,7 @@ import yaml
 
 from specc.cli import main
 
-from .conftest import read_best, run_spec
+from .conftest import compile_spec, python_script, read_best, run_spec
 
 pytestmark = pytest.mark.slow
 
@@ -163,3 +163,15 @@ def test_resume_continues_the_finished_search_without_rerunning_it(searches):
     ordered = lambda rows: sorted(rows, key=lambda row: row["trial_id"])  # noqa: E731
     assert ordered(after) == ordered(before)  # Tuner.restore: the finished trials, none rerun or added
     assert result.metrics == read_best(run_dir)["metrics"]
+
+
+def test_the_compiled_script_runs_on_its_own(searches, tmp_path):
+    """`specc compile` then `python script.py --smoke` in a fresh interpreter that starts its own Ray: the script
+    imports the function from the spec's directory (relative to the script), not from specc."""
+    spec, _run_dir, _ = searches["optuna"]
+    script = compile_spec(spec, tmp_path / "scripts" / "bowl.py")
+    done = python_script(script, "--smoke", "--quiet", "--storage-path", tmp_path / "runs", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = rows_of(tmp_path / "runs" / "bowl-optuna")
+    assert len(rows) == 1 and rows[0]["steps"] == "1" and rows[0]["last_step"] == "1"
+    assert set(read_best(tmp_path / "runs" / "bowl-optuna")["metrics"]) == {"step", "loss"}
