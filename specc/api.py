@@ -54,6 +54,14 @@ def describe_plan(experiment: Experiment) -> str:
     plan = make_plan(experiment)
     e, s = experiment, experiment.scaling
     workers = "local mode (no worker group)" if s.num_workers == 0 else f"{s.num_workers} Ray Train worker(s)"
+    if e.objective is not None:
+        lines = [
+            f"{e.name}: {e.objective.function}(config) as each trial's Ray Tune function trainable ({plan.shape})",
+            f"  reports: {', '.join(plan.reported_metrics)}",
+            f"  run directory: {os.path.join(e.run.storage_path, e.run.name)}",
+            f"  Ray: {e.cluster.address or 'a local Ray started for the run'}",
+        ]
+        return "\n".join(lines) + "\n" + format_plan(plan_report(experiment, configs=3))
     lines = [
         f"{e.name}: one {e.framework} training run ({plan.shape}), {e.training.epochs} epoch(s) on {workers}",
         f"  model {e.model.type}, dataset {e.dataset.type} via {plan.loader}, task {plan.task}",

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from specc.check.factories import factories_allowed
 from specc.check.fields import Locator, did_you_mean
+from specc.check.objective import check_objective
 from specc.check.search_space import (
     compiled_in,
     data_fixed,
@@ -74,6 +75,10 @@ HIGHER_IS_BETTER = re.compile(r"accuracy$")
 def check(experiment: Experiment, source: SourceMap, project: Project | None = None) -> list[Problem]:
     """Every rule's problems; `project` (where the spec stands) lets the factory rule find modules."""
     at = Locator(source)
+    if experiment.objective is not None:
+        return [*_objective_rules(experiment, at), *check_objective(experiment, at, project)]
+    if not experiment.trains_model():
+        return []  # model, dataset or training missing: check/objective.py's form_problems says which
     found: list[Problem] = []
     for rule in RULES:
         found.extend(rule(experiment, at))
@@ -234,6 +239,9 @@ def metrics_reported(e: Experiment, at: Locator) -> Iterator[Problem]:
                 hint = "report metrics on the training batches too: training.train_metrics: true"
             elif name.startswith("train_") and name[6:] in METRIC_TASK:
                 hint = f"add {name[6:]} to training.metrics and set training.train_metrics: true"
+            elif e.objective is not None:
+                declare = f"if {e.objective.function} reports it, add it to objective.metrics"
+                hint = "; ".join(filter(None, (did_you_mean(name, reported), declare)))
             else:
                 hint = did_you_mean(name, reported)
             yield at("E201", f"'{name}' is not reported; this spec reports: {', '.join(reported)}", path, hint)
@@ -813,6 +821,12 @@ def extras_installed(e: Experiment, at: Locator) -> Iterator[Problem]:
     yield from not_installed(e, at, "W302")
 
 
+def _objective_rules(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """The rules that concern the search around a trainable, whichever it is (an objective spec has no model)."""
+    for rule in OBJECTIVE_RULES:
+        yield from rule(e, at)
+
+
 RULES = (
     needs_tune,
     framework_support,
@@ -838,6 +852,17 @@ RULES = (
     needs_checkpoints,
     searched_checkpoints,
     checkpoint_settings_used,
+    working_dir_holds_spec,
+    extras_installed,
+)
+OBJECTIVE_RULES = (
+    needs_tune,
+    metrics_reported,
+    mode_direction,
+    space_paths,
+    search_supports,
+    points_fit,
+    ray_interpreted,
     working_dir_holds_spec,
     extras_installed,
 )

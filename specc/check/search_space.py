@@ -66,6 +66,8 @@ def space_paths(e: Experiment, at: Locator) -> Iterator[Problem]:
 
 
 def _path_problem(resolved: dict, parts: list[str]) -> tuple[str, str | None] | None:
+    if resolved.get("objective") is not None:
+        return _objective_path_problem(resolved["objective"]["params"], parts)
     if parts[0] == "scaling":
         return "scaling cannot be searched over: Ray reserves a trial's resources before it samples", None
     if parts[0] not in SEARCHABLE:
@@ -87,6 +89,27 @@ def _path_problem(resolved: dict, parts: list[str]) -> tuple[str, str | None] | 
             return f"{here} is not set (null), so it has no '{part}'", f"give {here} a value in the spec first"
         else:
             return f"{here} is a value, not a section: '{part}' cannot be inside it", None
+    return None
+
+
+def _objective_path_problem(params: dict, parts: list[str]) -> tuple[str, str | None] | None:
+    """objective.params.<name> (free-form: a name params does not hold yet is added to the trial's config; a
+    nested one goes inside a mapping of params)."""
+    hint = "an objective's search paths are objective.params.<name>"
+    if parts[:2] != ["objective", "params"] or len(parts) < 3:
+        what = ".".join(parts[:2])
+        if parts[0] in SEARCHABLE:
+            return f"the spec has no {parts[0]}: its trainable is the objective function", hint
+        return f"{what} cannot be searched over: only the objective's params reach the function", hint
+    node: Any = params
+    for depth, part in enumerate(parts[2:-1], start=3):
+        node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, list):
+            here = ".".join(parts[:depth])
+            return f"{here} is a list: search it whole (a choice of lists), not an item", None
+        if node is not None and not isinstance(node, dict):
+            here = ".".join(parts[:depth])
+            return f"{here} is a value, not a mapping: '{parts[depth]}' cannot be inside it", None
     return None
 
 
@@ -135,6 +158,8 @@ def _rejects(adapter: TypeAdapter, value) -> str | None:
 
 def field_adapter(e: Experiment, parts: list[str]) -> TypeAdapter:
     """A validator for the field at `parts`, built from that field's own annotation and constraints."""
+    if parts[:2] == ["objective", "params"]:
+        return _cached_adapter(("objective.params",), Any)  # free-form: the function takes what it is given
     node: Any = e
     annotation: Any = None
     route = []  # the models and field names passed through: what the annotation depends on

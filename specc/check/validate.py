@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from specc.check import rules
 from specc.check.fields import data_path, from_validation_error
+from specc.check.objective import form_problems
 from specc.read.document import deep_copy, dotted, read_file
 from specc.read.loader import RawSpec, display, load_raw
 from specc.spec import Experiment
@@ -61,11 +62,12 @@ def check_file(
     try:
         experiment = Experiment.model_validate(raw.data)
     except ValidationError as error:
-        problems = from_validation_error(error, raw.data, raw.source, Experiment)
+        problems = from_validation_error(error, raw.data, raw.source, Experiment) + form_problems(raw.data, raw.source)
         problems += _checks_without(raw, {data_path(tuple(e["loc"]), raw.data) for e in error.errors()})
         return FileReport(raw.file, _ordered(problems, raw.file))
     experiment._raw = raw
-    return FileReport(raw.file, _ordered(rules.check(experiment, raw.source, raw.project), raw.file), experiment)
+    problems = form_problems(raw.data, raw.source) + rules.check(experiment, raw.source, raw.project)
+    return FileReport(raw.file, _ordered(problems, raw.file), experiment)
 
 
 def _checks_without(raw: RawSpec, broken: set[tuple]) -> list[Problem]:

@@ -55,6 +55,8 @@ def plan(experiment: Experiment, script_dir: str | None = None) -> Plan:
     spec_file = raw.file if raw else f"{experiment.name}.yaml"
     here = os.path.abspath(script_dir or ".")
     spec_dir = os.path.relpath(travels.spec_dir(spec_file), here)
+    if experiment.objective is not None:
+        return _objective_plan(experiment, spec_file, spec_dir, here)
     dataset = experiment.dataset
     data_source = "in_memory" if dataset.type in IN_MEMORY else "files" if dataset.type in FILE_TYPES else dataset.type
     loader = dataset.loader
@@ -76,6 +78,28 @@ def plan(experiment: Experiment, script_dir: str | None = None) -> Plan:
         num_outputs=_num_outputs(experiment),
         input_shape=dataset.known_image_shape(),
         uses_factory_module="custom" in (experiment.model.type, dataset.type),
+        reported_metrics=experiment.reported_metrics(),
+    )
+
+
+def _objective_plan(experiment: Experiment, spec_file: str, spec_dir: str, here: str) -> Plan:
+    """The plan of an objective spec: the user's function is the trainable (shape objective); CONFIG is its params."""
+    return Plan(
+        experiment=experiment,
+        shape="objective",
+        spec_file=spec_file,
+        spec_sha256=spec_hash(experiment),
+        spec_dir=spec_dir,
+        working_dir=os.path.relpath(travels.working_dir(experiment, spec_file), here),
+        excludes=travels.excludes(experiment, spec_file),
+        spec_dir_in_working_dir=travels.spec_dir_in_working_dir(experiment, spec_file),
+        config=experiment.objective.params,
+        data_source="none",
+        loader="none",
+        task="none",
+        num_outputs=None,
+        input_shape=None,
+        uses_factory_module=True,
         reported_metrics=experiment.reported_metrics(),
     )
 

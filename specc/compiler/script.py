@@ -16,5 +16,9 @@ def compile_script(
     """The standalone Ray script for a spec (its source text). `output` only names the script in its usage."""
     script_dir = os.path.dirname(os.path.abspath(output)) if output and output != "-" else None
     plan = make_plan(experiment, script_dir)
+    if plan.shape == "objective":
+        from specc.compiler.objective_fragments import objective_context
+
+        return render("objective/script.py.j2", objective_context(plan, script_name(output, plan)), templates)
     template = f"{experiment.framework}/script.py.j2"
     return render(template, context(plan, script_name(output, plan)), templates)

@@ -70,7 +70,9 @@ def spec_dir(spec_file: str) -> str:
 def needs_working_dir(experiment: Experiment) -> bool:
     """Whether the job reads anything from the spec's side: a custom factory module, a data file named by a
     relative path, or a working directory the spec names itself. Otherwise nothing of it is shipped."""
-    if experiment.cluster.working_dir is not None or "custom" in (experiment.model.type, experiment.dataset.type):
+    if experiment.cluster.working_dir is not None or experiment.objective is not None:
+        return True  # the objective's module is imported on every node
+    if "custom" in (experiment.model.type, experiment.dataset.type):
         return True
     path = getattr(experiment.dataset, "path", None)
     return bool(path) and "://" not in path and not os.path.isabs(path) and not path.startswith("~")
@@ -88,7 +90,7 @@ def excludes(experiment: Experiment, spec_file: str) -> list[str]:
     patterns = list(ALWAYS_EXCLUDED) + secrets(experiment.cluster.include or [])
     if experiment.cluster.excludes is not None:
         return patterns + list(experiment.cluster.excludes)
-    root = {"torchvision": "root", "keras_dataset": "path"}.get(experiment.dataset.type)
+    root = {"torchvision": "root", "keras_dataset": "path"}.get(getattr(experiment.dataset, "type", None))
     root = getattr(experiment.dataset, root) if root else None
     if root and "://" not in root and not root.startswith("~"):
         inside = anchored(os.path.join(spec_dir(spec_file), root), working_dir(experiment, spec_file))

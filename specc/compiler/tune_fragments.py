@@ -56,10 +56,14 @@ def tune_context(plan: Plan) -> dict:
         return {}
     space = {path: domain(distribution) for path, distribution in e.tune.space.items()}
     scheduler = e.scheduler.type if e.scheduler else "fifo"
+    key = param_name if e.objective is not None else str  # an objective's config is its params
     return {
         "space": space,
         "has_grid": any(d.kind == "grid" for d in e.tune.space.values()),
-        "mutations": {path: domain(d) for path, d in getattr(e.scheduler, "mutations", {}).items()},
+        "mutations": {key(path): domain(d) for path, d in getattr(e.scheduler, "mutations", {}).items()},
+        "bounds": {key(path): bounds for path, bounds in getattr(e.scheduler, "bounds", {}).items()},
+        "points": [_point(point, e) for point in e.tune.search.points_to_evaluate],
+        "step_word": "report" if e.objective is not None else "epoch",  # what a scheduler's budget of one is
         "stop_conditions": [_condition(text) for text in (e.stop.when if e.stop else [])],
         "stoppers": _stoppers(plan),
         "scheduler_type": scheduler,
@@ -67,6 +71,26 @@ def tune_context(plan: Plan) -> dict:
         "result_columns": [m for m in plan.reported_metrics if m != "epoch"],
         "rungs": rungs(plan),
     }
+
+
+def param_name(path: str) -> str:
+    """objective.params.<name> -> <name>: the key of the objective function's config."""
+    return path.removeprefix("objective.params.")
+
+
+def _point(point: dict, e) -> dict:
+    """A points_to_evaluate entry keyed as the trial's config is: an objective's by its params (nested where the
+    path is), a model spec's by the dotted spec paths its search space uses."""
+    if e.objective is None:
+        return point
+    nested: dict = {}
+    for path, value in point.items():
+        *parents, last = param_name(path).split(".")
+        node = nested
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return nested
 
 
 def rungs(plan: Plan) -> list[int]:

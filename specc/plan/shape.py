@@ -10,7 +10,10 @@ TRIAL_DRIVER_CPU = 0.1
 
 def shape_of(experiment: Experiment) -> str:
     """The leanest correct shape (SPEC §6): no tune -> one Trainer run; tune with at most one worker per trial ->
-    a plain Tune function trainable (no worker group, which costs ~20 s to start); more -> a Trainer per trial."""
+    a plain Tune function trainable (no worker group, which costs ~20 s to start); more -> a Trainer per trial; an
+    objective spec: the user's function is the trainable."""
+    if experiment.objective is not None:
+        return "objective"  # the user's own function trainable, one process per trial
     if experiment.tune is None:
         return "train"
     return "tune" if experiment.scaling.num_workers <= 1 else "tune_train"

@@ -29,6 +29,7 @@ def _headline(report: dict) -> str:
         "train": f"one {report['framework']} training run (no tune section)",
         "tune": f"{_count(count, 'trial')}, each one Tune function trainable (no Train worker group)",
         "tune_train": f"{_count(count, 'trial')}, each driving a Ray Train run of {_count(processes, 'worker')}",
+        "objective": f"{_count(count, 'trial')} of the objective function, each in one process",
     }[shape]
     return f"{report['name']}: {what}"
 
@@ -48,7 +49,7 @@ def _search_lines(report: dict) -> list[str]:
 
 def _resources_line(report: dict) -> str:
     r = report["resources"]
-    if report["shape"] == "tune":
+    if report["shape"] in ("tune", "objective"):
         return f"{_amounts(r['per_trial'])} (one process)"
     if r["processes"] == 0:
         return f"{_amounts(r['per_trial'])}: Ray Train's local mode, training runs in the driver process"
@@ -74,39 +75,43 @@ def _fit_line(report: dict) -> str:
 
 
 def _scheduler_lines(report: dict) -> list[str]:
-    s, epochs = report["scheduler"], report["budget"]["epochs"]
+    s, epochs, unit = report["scheduler"], report["budget"]["epochs"], report.get("unit", "epoch")
     kind = s["type"]
+    if kind == "fifo" and epochs is None:
+        return ["fifo: every trial runs until its function returns (objective.max_steps is null)"]
     if kind == "fifo":
-        return [f"fifo: every trial trains all {epochs} epochs"]
+        return [f"fifo: every trial {'trains' if unit == 'epoch' else 'makes'} all {epochs} {unit}s"]
     if kind == "asha":
         rf = _num(s["reduction_factor"])
         head = f"asha (max_t {s['max_t']}, grace_period {s['grace_period']}, reduction_factor {rf})"
         rungs = [", ".join(_num(m) for m in b) or "none" for b in s["brackets"]]
         if len(rungs) == 1:
-            return [f"{head}: rungs at epochs {rungs[0]}"]
-        return [head, *(f"bracket {i} rungs at epochs {r}" for i, r in enumerate(rungs))]
+            return [f"{head}: rungs at {unit}s {rungs[0]}"]
+        return [head, *(f"bracket {i} rungs at {unit}s {r}" for i, r in enumerate(rungs))]
     if kind == "hyperband":
         head = f"hyperband (max_t {s['max_t']}, reduction_factor {_num(s['reduction_factor'])}), brackets as filled:"
-        return [head, *(_hyperband_line(b) for b in s["brackets"])]
+        return [head, *(_hyperband_line(b, unit) for b in s["brackets"])]
     if kind == "median_stopping":
         action = "stops" if s["hard_stop"] else "pauses"
         return [
-            f"median_stopping: from epoch {s['grace_period']}, once {s['min_samples_required']} other trials have "
+            f"median_stopping: from {unit} {s['grace_period']}, once {s['min_samples_required']} other trials have "
             f"results, a trial below their median {action}"
         ]
     epochs_list = ", ".join(str(e) for e in s["perturbation_epochs"]) or "none"
     share = f"{s['quantile_fraction']:.0%}"
-    return [f"{kind}: exploit/explore at epochs {epochs_list} (the bottom {share} copy the top {share})"]
+    return [f"{kind}: exploit/explore at {unit}s {epochs_list} (the bottom {share} copy the top {share})"]
 
 
-def _hyperband_line(bracket: dict) -> str:
-    rungs = ", ".join(f"{r['trials']} to epoch {r['epoch']}" for r in bracket["rungs"])
+def _hyperband_line(bracket: dict, unit: str = "epoch") -> str:
+    rungs = ", ".join(f"{r['trials']} to {unit} {r['epoch']}" for r in bracket["rungs"])
     where = f"band {bracket['band']} bracket {bracket['bracket']}"
     return f"{where}: {bracket['trials']} of {bracket['size']} trials; {rungs}"
 
 
 def _budget_lines(report: dict) -> list[str]:
     b, trials = report["budget"], report["trials"]["count"]
+    if report["shape"] == "objective":
+        return _objective_budget_lines(report)
     factors = [_count(b["epochs"], "epoch"), _count(b["workers"], "worker")]
     if report["trials"]["search"] is not None:
         factors.insert(0, _count(trials, "trial"))
@@ -120,6 +125,19 @@ def _budget_lines(report: dict) -> list[str]:
         lines.append(f"asha: {expected}")
     if "hyperband_worker_epochs" in b:
         lines.append(f"hyperband: {b['hyperband_worker_epochs']} with these brackets")
+    if b["time_budget_s"] is not None:
+        lines.append(f"stop.time_budget_s {_num(b['time_budget_s'])} s ends the whole search sooner if reached")
+    return lines
+
+
+def _objective_budget_lines(report: dict) -> list[str]:
+    """An objective's trials are single processes that report in steps: trial-steps, when the steps are bounded."""
+    b, trials = report["budget"], report["trials"]["count"]
+    if b["epochs"] is None:
+        lines = ["no bound on steps: objective.max_steps is null (the function decides when a trial ends)"]
+    else:
+        total = trials * b["epochs"]
+        lines = [f"worst case {total} trial-steps = {_count(trials, 'trial')} x {_count(b['epochs'], 'step')}"]
     if b["time_budget_s"] is not None:
         lines.append(f"stop.time_budget_s {_num(b['time_budget_s'])} s ends the whole search sooner if reached")
     return lines

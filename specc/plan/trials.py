@@ -8,10 +8,12 @@ numpy is imported only for the formulas Ray computes with numpy.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 
 from specc.plan.sampling import NotReproducible, grid_sizes, sample_configs, trial_count
 from specc.plan.shape import TRIAL_DRIVER_CPU, shape_of
@@ -39,6 +41,7 @@ def plan_report(experiment: Experiment, configs: int = 5, machine: dict[str, flo
         "scheduler": scheduler,
         "budget": budget(experiment, trials["count"], scheduler),
         "configs": first_configs(experiment, configs, trials["count"]),
+        "unit": "step" if experiment.objective is not None else "epoch",  # what budgets and rungs count
     }
 
 
@@ -63,6 +66,11 @@ def _trials(experiment: Experiment) -> dict:
 def trial_resources(experiment: Experiment, shape: str) -> dict:
     """What one trial (or the one run, without tune) reserves from Ray, by shape (SPEC §6)."""
     scaling = experiment.scaling
+    if shape == "objective":  # the user's function in one process, with scaling's resources (as the script does)
+        process = dict(scaling.resources_per_worker or {"CPU": 1})
+        if scaling.use_gpu:
+            process.setdefault("GPU", 1)
+        return {"processes": 1, "per_process": process, "driver": {}, "per_trial": process}
     if shape == "tune":  # the trial's one process reserves what one Train worker would (as the script does)
         process = train_worker_resources(scaling, accelerator=False)
         return {"processes": 1, "per_process": process, "driver": {}, "per_trial": process}
@@ -166,7 +174,7 @@ def scheduler_plan(experiment: Experiment, trials: int) -> dict:
         plan |= scheduler.model_dump(include={"perturbation_interval", "quantile_fraction", "synch"})
         plan |= {"burn_in_period": burn_in}
         plan["perturbation_epochs"] = perturbation_epochs(
-            scheduler.perturbation_interval, burn_in, experiment.training.epochs
+            scheduler.perturbation_interval, burn_in, steps_per_trial(experiment) or 0
         )
     return plan
 
@@ -230,9 +238,20 @@ def perturbation_epochs(interval: int, burn_in: int, epochs: int) -> list[int]:
 # -- budget --------------------------------------------------------------------------------------------------------
 
 
+def steps_per_trial(experiment: Experiment) -> int | None:
+    """Epochs (training iterations) a trial runs at most: training.epochs, or an objective's max_steps, else its
+    scheduler's max_t (None: unbounded, the function decides)."""
+    if experiment.objective is None:
+        return experiment.training.epochs
+    return experiment.objective.max_steps or getattr(experiment.scheduler, "max_t", None)
+
+
 def budget(experiment: Experiment, trials: int, scheduler: dict) -> dict:
     """Worker-epochs: one worker training one epoch. The worst case is every trial running every epoch."""
-    epochs, workers = experiment.training.epochs, max(experiment.scaling.num_workers, 1)
+    epochs, workers = steps_per_trial(experiment), max(experiment.scaling.num_workers, 1)
+    if epochs is None:  # an objective whose function decides when it ends
+        time_budget = experiment.stop.time_budget_s if experiment.stop is not None else None
+        return {"epochs": None, "workers": 1, "worst_case_worker_epochs": None, "time_budget_s": time_budget}
     out = {"epochs": epochs, "workers": workers, "worst_case_worker_epochs": trials * epochs * workers}
     if scheduler["type"] == "asha":
         out["asha_worst_case_worker_epochs"] = trials * scheduler["max_t"] * workers
@@ -279,14 +298,45 @@ def _bracket_epochs(rungs: list[dict], run_on_to: int | None) -> int:
 # -- configs -------------------------------------------------------------------------------------------------------
 
 
+def sampling_order(params: dict, paths: list[str]) -> list[str]:
+    """The search paths (objective.params.<name>) in the order Ray Tune's variant generator meets their domains in
+    the objective's config: params with each searched value in place (new names appended), walked depth first."""
+    prefix = "objective.params."
+    tree: dict = copy.deepcopy(params)
+    for path in paths:
+        *parents, last = path.removeprefix(prefix).split(".")
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = _Searched(path)
+    found: list[str] = []
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _Searched):
+            found.append(node.path)
+        elif isinstance(node, dict):
+            pending.extend(reversed(list(node.values())))
+    return found
+
+
+@dataclass(frozen=True)
+class _Searched:
+    path: str
+
+
 def first_configs(experiment: Experiment, n: int, trials: int) -> dict:
     """The first `n` trial configs the run will try, or why they cannot be known before it starts."""
     if experiment.tune is None:
         return {"values": [], "of": trials, "note": "no tune section: one run with the spec's values"}
     if n <= 0:
         return {"values": [], "of": trials, "note": None}
+    tune = experiment.tune
+    if experiment.objective is not None:  # Tune samples the domains in the order it meets them in the nested config
+        order = sampling_order(experiment.objective.params, list(tune.space))
+        tune = tune.model_copy(update={"space": {path: tune.space[path] for path in order}})
     try:
-        values = sample_configs(experiment.tune, n)
+        values = sample_configs(tune, n)
     except NotReproducible as reason:
         return {"values": [], "of": trials, "note": str(reason)}
     seed = experiment.tune.search.seed

@@ -27,7 +27,7 @@ from specc.spec.errors import Problem, UsageError
 
 FORMATS = ("text", "csv", "json")
 TEXT_COLUMNS = ("trial_id", "status")  # written as they are, never decoded
-TRIAL_COLUMNS = ("trial_id", "status", "epochs")
+TRIAL_COLUMNS = ("trial_id", "status", "epochs", "steps")  # steps: an objective's reports
 STATUS_ORDER = ("completed", "stopped", "error")
 PYTHON_WORDS = {"True": True, "False": False, "None": None, "nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 WIDEST_CELL = 24  # longer table cells end in "..."

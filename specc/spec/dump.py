@@ -64,6 +64,8 @@ def _later_defaults(experiment: Experiment) -> dict[str, set[str]]:
     left_out: dict[str, set[str]] = {}
     for (section, kind), names in LATER_FIELDS.items():
         values = getattr(experiment, section)
+        if values is None:
+            continue  # an objective spec has no model, dataset or training
         if kind is not None and getattr(values, "type", None) != kind:
             continue
         fields = type(values).model_fields
@@ -72,8 +74,14 @@ def _later_defaults(experiment: Experiment) -> dict[str, set[str]]:
     return left_out
 
 
+# Top-level sections one of the two forms of a spec leaves out (objective, or model + dataset + training): absent,
+# never null, so that a spec of either form records what it did before objective existed.
+EITHER_FORM = ("framework", "objective", "model", "dataset", "training")
+
+
 def spec_data(experiment: Experiment, *, every_default: bool = True) -> dict:
     exclude = {"extends": True} if every_default else {"extends": True, **_later_defaults(experiment)}
+    exclude.update({name: True for name in EITHER_FORM if getattr(experiment, name) is None})
     return _type_first(experiment.model_dump(mode="json", exclude=exclude))
 
 

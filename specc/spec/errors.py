@@ -93,6 +93,7 @@ CODES: dict[str, tuple[str, str]] = {
         "an augmentation the data cannot take (table rows, saturation of grayscale images, a crop to another size), "
         "or a searched augment or loader_workers",
     ),
+    "E230": ("objective-or-model", "an objective beside model, dataset or training: a spec runs one or the other"),
     # E4xx: running
     "E401": (
         "run-refused",

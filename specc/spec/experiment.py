@@ -11,6 +11,7 @@ from specc.spec.base import Name, Section, describe
 from specc.spec.cluster import Cluster
 from specc.spec.dataset import Dataset
 from specc.spec.model import Model
+from specc.spec.objective import Objective
 from specc.spec.run import Run
 from specc.spec.scaling import Scaling
 from specc.spec.scheduler import Scheduler
@@ -42,10 +43,18 @@ class Experiment(Section):
         "Spec file(s) this one builds on, relative to this file: maps merge key by key, the rest is replaced.",
         None,
     )
-    framework: Literal["torch", "tensorflow"] = describe("torch (Ray TorchTrainer) or tensorflow (TensorflowTrainer).")
-    model: Model = describe("The network, by type.")
-    dataset: Dataset = describe("The data, by type.")
-    training: Training = describe("Epochs, loss, optimizer, schedule, metrics.")
+    framework: Literal["torch", "tensorflow"] | None = describe(
+        "torch (Ray TorchTrainer) or tensorflow (TensorflowTrainer); required with model, optional with objective.",
+        None,
+    )
+    objective: Objective | None = describe(
+        "Your own Ray Tune function trainable, instead of model + dataset + training (give one or the other).", None
+    )
+    model: Model | None = describe("The network, by type (required unless the spec has an objective).", None)
+    dataset: Dataset | None = describe("The data, by type (required unless the spec has an objective).", None)
+    training: Training | None = describe(
+        "Epochs, loss, optimizer, schedule, metrics (required unless the spec has an objective).", None
+    )
     scaling: Scaling = describe("Ray Train workers per trial.", Scaling.model_construct())
     tune: Tune | None = describe("Hyperparameter search; absent: a single training run.", None)
     scheduler: Scheduler | None = describe("Trial scheduler (needs tune); default fifo.", None)
@@ -57,6 +66,15 @@ class Experiment(Section):
     @model_validator(mode="after")
     def _derived_defaults(self):
         """Fill the defaults that depend on other fields, so that `specc show` prints every value that applies."""
+        _fill(self, "run", name=self.name)
+        population = self.scheduler is not None and self.scheduler.type in ("pbt", "pb2")
+        if population and "checkpoints_to_keep" not in self.run.model_fields_set:
+            # PBT/PB2 restore trials from other trials' checkpoints: keep enough that none is gone when read.
+            object.__setattr__(self, "run", self.run.model_copy(update={"checkpoints_to_keep": 4}))
+        if not self.trains_model():
+            if self.objective is not None:
+                _fill(self, "scheduler", max_t=self.objective.max_steps)
+            return self  # an objective spec (or an incomplete one: the checks say what is missing)
         regression = self.task() == "regression"
         epochs = self.training.epochs
         _fill(
@@ -67,14 +85,13 @@ class Experiment(Section):
         )
         _fill(self.training, "lr_schedule", t_max=epochs)
         _fill(self, "scheduler", max_t=epochs)
-        _fill(self, "run", name=self.name)
-        population = self.scheduler is not None and self.scheduler.type in ("pbt", "pb2")
-        if population and "checkpoints_to_keep" not in self.run.model_fields_set:
-            # PBT/PB2 restore trials from other trials' checkpoints: keep enough that none is gone when read.
-            object.__setattr__(self, "run", self.run.model_copy(update={"checkpoints_to_keep": 4}))
         if self.framework == "torch":
             _fill(self, "scaling", backend="nccl" if self.scaling.use_gpu else "gloo")
         return self
+
+    def trains_model(self) -> bool:
+        """Whether the spec trains a model (model + dataset + training), rather than running an objective."""
+        return self.objective is None and None not in (self.framework, self.model, self.dataset, self.training)
 
     def task(self) -> str:
         """classification or regression: from the dataset where it says, else from the loss."""
@@ -86,6 +103,8 @@ class Experiment(Section):
     def reported_metrics(self) -> list[str]:
         """Every metric name a trial reports each epoch (SPEC §5), and num_parameters (SPEC §12): the model's trainable
         parameters, the same at every epoch, reported with each so that Tune's last result always holds it."""
+        if self.objective is not None:
+            return list(self.objective.metrics)
         metrics = self.training.metrics or ()
         train = [f"train_{name}" for name in metrics] if self.training.train_metrics else []
         if not self.validates():
@@ -94,7 +113,7 @@ class Experiment(Section):
 
     def validates(self) -> bool:
         """Whether each epoch ends with validation (dataset.validation_from: none switches it off)."""
-        return getattr(self.dataset, "validation_from", "test") != "none"
+        return self.dataset is not None and getattr(self.dataset, "validation_from", "test") != "none"
 
 
 def _fill(owner, section: str, **defaults) -> None:

@@ -22,6 +22,8 @@ def schema() -> dict:
     generated = Experiment.model_json_schema()
     defs = generated.pop("$defs")
     root = {key: value for key, value in generated.items() if key != "title"}
+    # Either form of a spec (SPEC §12): an objective function, or a model trained on a data set.
+    root["anyOf"] = [{"required": ["objective"]}, {"required": ["framework", "model", "dataset", "training"]}]
     defs["Experiment"] = root
     partial = {f"Partial{name}": _relaxed(body) for name, body in defs.items() if name not in _WHOLE}
     return {

@@ -8,6 +8,7 @@ data sets on disk (test_data_sources and test_keras_dataset write them in the re
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,16 @@ def test_example_spec_smoke_runs(local_ray, tmp_path, monkeypatch, name):
     result = run(experiment, smoke=True, storage_path=str(tmp_path / "runs"))
     run_dir = Path(result.run_dir)
     lines = (run_dir / "results.csv").read_text().splitlines()
+    if experiment.objective is not None:  # one trial of the function, 1 step; best.yaml runs it once
+        assert lines[0].split(",")[:3] == ["trial_id", "status", "steps"] and len(lines) == 2
+        assert set(experiment.tune.space) <= set(lines[0].split(","))
+        beside = tmp_path / "project"  # best.yaml beside the function's module, as its header says to copy it
+        shutil.copytree(ROOT / "specs" / "factories", beside / "factories")
+        shutil.copyfile(run_dir / "best.yaml", beside / "best.yaml")
+        assert api.load(beside / "best.yaml").tune.num_samples == 1
+        assert set(result.metrics) == set(experiment.objective.metrics)
+        assert (run_dir / "script.py").read_text() == api.compile(experiment)
+        return
     if experiment.tune is None:
         assert lines[0].split(",") == experiment.reported_metrics()
     else:  # one trial: 1 epoch, every search-space path a column, and best.yaml a spec that validates

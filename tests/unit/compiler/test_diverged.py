@@ -229,4 +229,7 @@ def test_every_shape_checks_each_epoch_loss(write_spec, framework, workers, sear
 def test_every_golden_stops_at_a_diverged_loss():
     for golden in sorted(Path(ROOT / "tests" / "golden").glob("*.py")):
         source = golden.read_text(encoding="utf-8")
+        if "\nOBJECTIVE = " in source:  # the user's own function: specc knows no loss of it to watch
+            assert "def diverged(metrics):" not in source and "allow_nan=False" in source, golden.name
+            continue
         assert "def diverged(metrics):" in source and "allow_nan=False" in source, golden.name

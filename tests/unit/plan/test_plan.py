@@ -219,7 +219,7 @@ def test_json_report(capsys):
     spec = ROOT / "specs" / "digits_asha.yaml"
     assert main(["plan", str(spec), "--format", "json", "--configs", "3", "--set", "tune.num_samples=2"]) == Exit.OK
     report = json.loads(capsys.readouterr().out)
-    sections = {"name", "framework", "shape", "trials", "resources", "fit", "scheduler", "budget", "configs"}
+    sections = {"name", "framework", "shape", "trials", "resources", "fit", "scheduler", "budget", "configs", "unit"}
     assert set(report) == sections
     assert report["trials"]["count"] == 4
     assert report["configs"]["values"] == sample_configs(api.load(spec, ["tune.num_samples=2"]).tune, 3)

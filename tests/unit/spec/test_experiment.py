@@ -101,7 +101,7 @@ def test_unknown_top_level_key(report, key, hint):
 def test_unknown_top_level_key_without_a_near_match_lists_the_keys(report):
     (problem,) = report("xyzzy: 1").problems
     assert problem.hint == (
-        "allowed keys: specc, name, description, extends, framework, model, dataset, training, "
+        "allowed keys: specc, name, description, extends, framework, objective, model, dataset, training, "
         "scaling, tune, scheduler, stop, run, cluster"
     )
 

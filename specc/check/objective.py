@@ -1,0 +1,213 @@
+"""Rules of a spec whose trainable is the user's own Ray Tune function (`objective`, SPEC §12) rather than a model
+trained on a data set: exactly one of the two forms, a search around it, the declared metrics, budgets that mean
+something for a function that reports as it likes, and pbt/pb2 only for a function that restores checkpoints.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from specc.check.factories import _defined_names, _module_file, _project_dirs, refusal
+from specc.check.fields import Locator
+from specc.read.document import SourceMap
+from specc.read.project import Project
+from specc.spec.errors import Problem
+from specc.spec.experiment import Experiment
+from specc.spec.space import RAY_INTERPRETED
+
+MODEL_FORM = ("model", "dataset", "training")
+
+
+def form_problems(data, source: SourceMap) -> list[Problem]:
+    """Exactly one of `objective` or model + dataset + training (with framework), read from the raw document so that
+    it is said whether or not the rest validates."""
+    if not isinstance(data, dict):
+        return []
+    if "objective" in data:
+        at = Locator(source)
+        return [
+            at(
+                "E230",
+                f"{section} beside objective: a spec runs either its objective function or a model trained on a "
+                "data set",
+                (section,),
+                "remove model, dataset and training (the objective's params are its settings), or the objective",
+                key=True,
+            )
+            for section in MODEL_FORM
+            if section in data
+        ]
+    from specc.spec.walk import field_description
+
+    top = source.locate(())
+    return [
+        Problem(
+            "E102",
+            f"missing required key '{name}'",
+            top.file if top else None,
+            1,
+            1,
+            name,
+            field_description(Experiment, (name,)),
+        )
+        for name in ("framework", *MODEL_FORM)
+        if name not in data
+    ]
+
+
+def check_objective(e: Experiment, at: Locator, project: Project | None) -> Iterator[Problem]:
+    """The problems of an objective spec (its model-form rules do not apply)."""
+    yield from _needs_tune(e, at)
+    yield from _params_stay_data(e.objective.params, ("objective", "params"), at)
+    yield from _scaling(e, at)
+    yield from _budget(e, at)
+    yield from _checkpoints(e, at, project)
+    if project is not None:
+        problem = refusal(e.objective.function, project, _project_dirs(e, project))
+        if problem:
+            code, message, hint = problem
+            yield at(code, message.replace("a factory", "an objective function"), ("objective", "function"), hint)
+
+
+def _needs_tune(e: Experiment, at: Locator) -> Iterator[Problem]:
+    if e.tune is None:
+        yield at(
+            "E205",
+            "an objective runs as Ray Tune trials, but the spec has no tune section",
+            ("objective",),
+            "add a tune section: metric (one of objective.metrics), mode, and a space over objective.params.<name> "
+            "(num_samples: 1 and an empty space run the function once)",
+            key=True,
+        )
+
+
+def _params_stay_data(value, path: tuple, at: Locator) -> Iterator[Problem]:
+    """params become the Tuner's param_space, where Tune runs a one-key {eval: ...} mapping as Python and expands a
+    {grid_search: [...]} one into trials: refused, so that no spec text becomes code (searches go in tune.space)."""
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in RAY_INTERPRETED:
+        yield at(
+            "E203",
+            f"a mapping whose only key is '{next(iter(value))}' is run or expanded by Ray Tune, not passed on",
+            path,
+            "rename the key or add a second one; to search a param, use tune.space with objective.params.<name>",
+        )
+        return
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        yield from _params_stay_data(item, (*path, key), at)
+
+
+def _scaling(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """A trial of an objective is one process: scaling gives its resources, not a worker group."""
+    if e.scaling.num_workers > 1:
+        yield at(
+            "E211",
+            f"an objective runs each trial in one process, but num_workers is {e.scaling.num_workers}",
+            ("scaling", "num_workers"),
+            "num_workers: 1 with resources_per_worker for what one trial reserves (e.g. {CPU: 2})",
+        )
+    if e.scaling.backend is not None:
+        yield at(
+            "W320",
+            "scaling.backend has no effect: an objective starts no torch.distributed worker group",
+            ("scaling", "backend"),
+            "remove it",
+            key=True,
+        )
+
+
+def _budget(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """Schedulers count Tune's training_iteration (one per report); objective.max_steps is the most a trial runs."""
+    scheduler, steps = e.scheduler, e.objective.max_steps
+    if scheduler is None:
+        return
+    max_t = getattr(scheduler, "max_t", None)
+    if scheduler.type in ("asha", "hyperband") and max_t is None:
+        yield at(
+            "E209",
+            f"{scheduler.type} needs a budget: objective.max_steps is null (the function decides when it ends)",
+            ("scheduler",),
+            "set scheduler.max_t (reports a trial may make at most), or objective.max_steps",
+            key=True,
+        )
+    if max_t and steps and max_t > steps:
+        yield at(
+            "E209",
+            f"max_t {max_t} exceeds objective.max_steps {steps}: no trial runs that long",
+            ("scheduler", "max_t"),
+            "leave max_t out: it defaults to objective.max_steps",
+        )
+    grace = getattr(scheduler, "grace_period", None)
+    budget = max_t or steps
+    if grace and budget and grace >= budget and scheduler.type != "fifo":
+        yield at(
+            "E209",
+            f"grace_period {grace} leaves no step at which a trial could be stopped (budget {budget})",
+            ("scheduler", "grace_period"),
+        )
+    interval = getattr(scheduler, "perturbation_interval", None)
+    if interval and steps and interval >= steps:
+        yield at(
+            "E209",
+            f"perturbation_interval {interval} is not below objective.max_steps {steps}: trials would never be "
+            "perturbed",
+            ("scheduler", "perturbation_interval"),
+        )
+
+
+def _checkpoints(e: Experiment, at: Locator, project: Project | None) -> Iterator[Problem]:
+    """pbt/pb2 continue a trial from another's checkpoint: only a function that reports checkpoints and restores
+    from tune.get_checkpoint() can be exploited (else it would restart from scratch with the donor's step count)."""
+    scheduler = e.scheduler
+    if scheduler is None or scheduler.type not in ("pbt", "pb2"):
+        return
+    keep = e.run.checkpoints_to_keep
+    if keep is not None and keep < 3:
+        yield at(
+            "E206",
+            f"{scheduler.type} restores trials from other trials' checkpoints, which checkpoints_to_keep {keep} "
+            "may delete before they are read (Ray warns below 3)",
+            ("run", "checkpoints_to_keep"),
+            "keep at least 3, or null to keep all",
+        )
+    for kind in ("mutations", "bounds"):
+        for key in getattr(scheduler, kind, {}):
+            if "." in key.removeprefix("objective.params."):
+                yield at(
+                    "E202",
+                    f"{scheduler.type} perturbs top-level values of the config: {key} is inside a mapping of params",
+                    ("scheduler", kind, key),
+                    "perturb a top-level param (objective.params.<name>)",
+                    key=True,
+                )
+    calls = None if project is None else _calls_get_checkpoint(e, project)
+    if calls is False:
+        yield at(
+            "E206",
+            f"{scheduler.type} continues trials from other trials' checkpoints, but {e.objective.function} never "
+            "calls get_checkpoint()",
+            ("objective", "function"),
+            "report a checkpoint (tune.report(metrics, checkpoint=...)) and start from tune.get_checkpoint() "
+            "when there is one, as Ray's pbt_function example does",
+        )
+
+
+def _calls_get_checkpoint(e: Experiment, project: Project) -> bool | None:
+    """Whether the objective function's own body calls get_checkpoint (None: its source cannot be read here)."""
+    module, _, name = e.objective.function.partition(":")
+    source = _module_file(module, _project_dirs(e, project))
+    if source is None or source.suffix != ".py" or name not in (_defined_names(source) or ()):
+        return None
+    from specc.read.document import MAX_BYTES, read_file
+
+    tree = ast.parse(read_file(source, limit=MAX_BYTES * 16), str(source))
+    function = next(
+        node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == name
+    )
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if called == "get_checkpoint":
+                return True
+    return False

@@ -1,0 +1,45 @@
+"""Objective functions for specs with an `objective` section (specs/objective_*.yaml): plain Ray Tune function
+trainables, as in Ray Tune's "Key Concepts" page and its examples (optuna_example.py, pbt_function.py)."""
+
+import json
+import math
+import os
+import tempfile
+import time
+
+from ray import tune
+
+
+def evaluation_fn(step, width, height):
+    """A made-up loss: smallest for a large width and height -100 (Ray's easy_objective)."""
+    return (0.1 + width * step / 100) ** (-1) + height * 0.1
+
+
+def easy_objective(config):
+    """One trial: `steps` reports of mean_loss for the config's width and height."""
+    width, height = config["width"], config["height"]
+    for step in range(config["steps"]):
+        intermediate_score = evaluation_fn(step, width, height)
+        tune.report({"iterations": step, "mean_loss": intermediate_score})
+        time.sleep(config["sleep"])
+
+
+def pbt_function(config):
+    """A trial PBT can pause and continue elsewhere (Ray's pbt_function in brief): it starts from the checkpoint
+    Tune hands it, if any, and reports one with every step. Accuracy grows fastest when lr is near the optimal lr,
+    which drops tenfold half-way: a fixed lr cannot stay best, a population that copies and perturbs can."""
+    step, accuracy = 1, 0.0
+    checkpoint = tune.get_checkpoint()
+    if checkpoint:
+        with checkpoint.as_directory() as directory, open(os.path.join(directory, "state.json")) as file:
+            state = json.load(file)
+        step, accuracy = state["step"] + 1, state["accuracy"]
+    while step <= config["steps"]:
+        optimal_lr = 0.1 if step <= config["steps"] // 2 else 0.01
+        accuracy += (1 - accuracy) * 0.2 / (1 + abs(math.log10(config["lr"] / optimal_lr)))
+        with tempfile.TemporaryDirectory() as directory:
+            with open(os.path.join(directory, "state.json"), "w") as file:
+                json.dump({"step": step, "accuracy": accuracy}, file)
+            checkpoint = tune.Checkpoint.from_directory(directory)
+            tune.report({"mean_accuracy": accuracy, "lr": config["lr"]}, checkpoint=checkpoint)
+        step += 1

@@ -1,0 +1,243 @@
+"""Compiled objective specs (SPEC §12): the user's Tune function is the trainable. Each variant (searcher, scheduler,
+stop rules, grids, nested params, resources) compiles to a ruff-clean script; its functions are called directly (no
+Ray started): the search space, the stopper, the sampled values of results.csv, best.yaml."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+
+import pytest
+import yaml
+
+from specc import api
+from tests.conftest import ROOT
+
+FUNCTION = """\
+from ray import tune
+
+
+def objective(config):
+    for step in range(config["steps"]):
+        tune.report({"loss": (config["x"] - 3) ** 2 + config["nested"]["y"] / (step + 1)})
+
+
+def population(config):
+    checkpoint = tune.get_checkpoint()
+    for step in range(config["steps"]):
+        tune.report({"loss": config["x"] ** 2 / (step + 1), "checkpointed": checkpoint is not None})
+"""
+BASE = """\
+specc: 1
+name: objective-case
+objective:
+  function: functions:objective
+  params: {steps: 8, x: 0.0, nested: {y: 1.0, z: keep}}
+  metrics: [loss]
+  max_steps: 8
+tune:
+  metric: loss
+  mode: min
+  num_samples: 3
+  search: {type: random, seed: 3}
+  space:
+    objective.params.x: {uniform: [-5, 5]}
+    objective.params.nested.y: {choice: [0.5, 1.0, 2.0]}
+"""
+VARIANTS = {
+    "random": "",
+    "grid": "tune: {search: {type: grid}, space: {objective.params.x: {grid: [1, 2, 3]}, "
+    "objective.params.nested.y: null}}",
+    "optuna": "tune: {search: {type: optuna, points_to_evaluate: [{objective.params.x: 3.0, objective.params.nested.y: "
+    "0.5}]}}",
+    "hyperopt": "tune: {search: {type: hyperopt}}",
+    "bayesopt": "tune: {search: {type: bayesopt}, space: {objective.params.nested.y: {uniform: [0, 2]}}}",
+    "asha_stop": "scheduler: {type: asha, grace_period: 2}\nstop: {when: ['loss <= 0.01'], "
+    "plateau: {metric: loss, std: 0.001}}",
+    "hyperband": "scheduler: {type: hyperband}",
+    "median": "scheduler: {type: median_stopping, grace_period: 2}",
+    "pbt": "objective: {function: functions:population}\nscheduler: {type: pbt, perturbation_interval: 2, "
+    "mutations: {objective.params.x: {uniform: [-5, 5]}}}",
+    "pb2": "objective: {function: functions:population}\nscheduler: {type: pb2, perturbation_interval: 2, "
+    "bounds: {objective.params.x: [-5, 5]}}",
+    "unbounded": "objective: {max_steps: null}",
+    "gpu": "scaling: {use_gpu: true, resources_per_worker: {CPU: 2}}",
+}
+
+
+def write_case(directory, name: str) -> object:
+    (directory / "functions.py").write_text(FUNCTION, encoding="utf-8")
+    base = yaml.safe_load(BASE)
+    for section, values in (yaml.safe_load(VARIANTS[name]) or {}).items():
+        merged = {**base.get(section, {}), **values}
+        if section == "tune":
+            merged["space"] = {k: v for k, v in {**base["tune"]["space"], **values.get("space", {})}.items() if v}
+        base[section] = merged
+    path = directory / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(base, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def script_of(path) -> types.ModuleType:
+    script = types.ModuleType("compiled_objective")
+    script.__file__ = str(path.parent / "objective_case.py")
+    exec(compile(api.compile(api.load(path)), script.__file__, "exec"), script.__dict__)
+    return script
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """Every variant compiled into one directory (one ruff run checks them all)."""
+    directory = tmp_path_factory.mktemp("objectives")
+    scripts = {}
+    for name in VARIANTS:
+        path = write_case(directory, name)
+        source = api.compile(api.load(path), str(directory / f"{name}.py"))
+        (directory / f"{name}_compiled.py").write_text(source, encoding="utf-8")
+        scripts[name] = source
+    return directory, scripts
+
+
+def test_every_variant_is_ruff_clean_and_formatted(compiled):
+    directory, _ = compiled
+    files = sorted(str(path) for path in directory.glob("*_compiled.py"))
+    config = str(ROOT / "pyproject.toml")
+    for args in (["check"], ["format", "--check"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *args, "--config", config, "--no-cache", *files],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_script_imports_the_function_and_builds_a_tuner_over_it(compiled):
+    source = compiled[1]["random"]
+    assert 'OBJECTIVE = "functions:objective"' in source
+    assert "tune.with_resources(tune.with_parameters(run_trial, where=where), per_trial)" in source
+    assert "tune.Tuner(\n                trainable," in source
+    # only what this spec uses: no model, data, Train workers or epochs
+    for absent in ("TorchTrainer", "ScalingConfig", "train_func", "import torch", "epoch"):
+        assert absent not in source, absent
+
+
+@pytest.mark.parametrize(
+    ("variant", "present"),
+    [
+        ("grid", ["BasicVariantGenerator(", "tune.grid_search([1, 2, 3])", "def without_grids"]),
+        ("optuna", ["OptunaSearch(", 'points_to_evaluate=[{"x": 3.0, "nested": {"y": 0.5}}]']),
+        ("hyperopt", ["HyperOptSearch("]),
+        ("bayesopt", ["BayesOptSearch(", '"y": tune.uniform(0.0, 2.0)']),
+        ("asha_stop", ["ASHAScheduler(", "max_t=8", "return CombinedStopper(reports, make_stopper())"]),
+        ("hyperband", ["HyperBandScheduler("]),
+        ("median", ["MedianStoppingRule("]),
+        ("pbt", ["PopulationBasedTraining(", '"x": tune.uniform(-5.0, 5.0),']),
+        ("pb2", ["PB2(", 'hyperparam_bounds={"x": [-5.0, 5.0]}']),
+        ("gpu", ['per_trial = {"CPU": 2.0, "GPU": 1}', 'per_trial.pop("GPU")']),
+    ],
+)
+def test_each_searcher_and_scheduler_is_built_from_the_spec(compiled, variant, present):
+    source = compiled[1][variant]
+    for text in present:
+        assert text in source, text
+
+
+def test_search_space_is_params_with_domains_in_place(tmp_path):
+    script = script_of(write_case(tmp_path, "random"))
+    space = script.search_space()
+    assert space["steps"] == 8 and space["nested"]["z"] == "keep"  # fixed params pass through
+    assert type(space["x"]).__name__ == "Float" and type(space["nested"]["y"]).__name__ == "Categorical"
+    assert script.CONFIG["nested"] == {"y": 1.0, "z": "keep"}  # the compiled CONFIG is not changed
+
+
+def test_grid_smoke_takes_each_grids_first_value(tmp_path):
+    script = script_of(write_case(tmp_path, "grid"))
+    assert script.search_space()["x"] == {"grid_search": [1, 2, 3]}
+    assert script.search_space(True)["x"] == 1
+
+
+def test_stopper_counts_reports_and_max_steps_null_leaves_it_to_the_function(tmp_path):
+    bounded = script_of(write_case(tmp_path, "random"))
+    assert bounded.stopper(False) == {"training_iteration": 8}
+    assert bounded.stopper(True) == {"training_iteration": 1}  # --smoke: one step
+    unbounded = script_of(write_case(tmp_path, "unbounded"))
+    assert unbounded.stopper(False) is None
+    rules = script_of(write_case(tmp_path, "asha_stop"))
+    stop = rules.stopper(False)
+    assert not stop("t", {"loss": 0.5, "training_iteration": 3, "time_total_s": 1.0})
+    assert stop("t", {"loss": 0.001, "training_iteration": 3, "time_total_s": 1.0})  # stop.when
+    assert stop("t", {"loss": 0.5, "training_iteration": 8, "time_total_s": 1.0})  # max_steps
+
+
+def test_results_rows_name_spec_paths_and_best_yaml_is_a_one_trial_spec(tmp_path):
+    script = script_of(write_case(tmp_path, "random"))
+    config = {"steps": 8, "x": 2.5, "nested": {"y": 0.5, "z": "keep"}}
+    assert script.sampled(config) == {"objective.params.x": 2.5, "objective.params.nested.y": 0.5}
+    summary = {"trial_id": "abc", "metrics": {"loss": 0.75}, "config": script.sampled(config)}
+    text = script.best_spec(summary)
+    best = yaml.safe_load(text)
+    assert best["objective"]["params"] == config
+    assert best["tune"] == {"metric": "loss", "mode": "min", "num_samples": 1, "space": {}}
+    assert "scheduler" not in best and best["name"] == "objective-case-best"
+    best_path = tmp_path / "best.yaml"
+    best_path.write_text(text, encoding="utf-8")
+    assert api.load(best_path).objective.params == config  # a valid spec: specc run best.yaml runs it once
+
+
+def test_plan_counts_steps_of_one_process_trials(tmp_path):
+    report = api.plan_report(api.load(write_case(tmp_path, "asha_stop")), configs=2, machine={"CPU": 2})
+    assert report["shape"] == "objective" and report["unit"] == "step"
+    assert report["resources"]["per_trial"] == {"CPU": 1}
+    assert report["budget"]["worst_case_worker_epochs"] == 3 * 8
+    text = api.format_plan(report)
+    assert "rungs at steps 2, 8" in text and "24 trial-steps = 3 trials x 8 steps" in text
+
+
+def test_plan_samples_in_the_order_tune_meets_the_domains_in_the_nested_config():
+    from specc.plan.trials import sampling_order
+
+    params = {"b": {"q": 1, "p": 2}, "a": 0}
+    paths = ["objective.params.a", "objective.params.new", "objective.params.b.p"]
+    assert sampling_order(params, paths) == ["objective.params.b.p", "objective.params.a", "objective.params.new"]
+
+
+def test_the_objectives_project_travels_to_a_cluster_and_submit_ships_it(tmp_path, monkeypatch, capsys):
+    from specc import cli
+    from specc.execute import submit
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    path = write_case(tmp_path, "random")
+    here = tmp_path / "script.py"
+    module = types.ModuleType("objective_shipped")
+    module.__file__ = str(here)
+    exec(compile(api.compile(api.load(path), str(here)), str(here), "exec"), module.__dict__)
+    assert module.job_runtime_env(None, str(tmp_path / "runs")) == {}  # a local Ray: the trials import from SPEC_DIR
+    env = module.job_runtime_env("10.0.0.1:6379", str(tmp_path / "runs"))
+    assert env["working_dir"] == str(tmp_path) and module.SPEC_DIR_SHIPPED == "."
+    # a trial on a node finds the function in the shipped copy (Ray puts it first on PYTHONPATH)
+    monkeypatch.setenv("PYTHONPATH", "/tmp/ray/session/runtime_resources/working_dir_files/pkg")
+    where = {"spec_dir": str(tmp_path), "spec_dir_shipped": "."}
+    assert module.spec_dir_on_node(where) == "/tmp/ray/session/runtime_resources/working_dir_files/pkg"
+
+    monkeypatch.setattr(submit, "client", lambda address: pytest.fail("--dry-run contacted a cluster"))
+    assert cli.main(["submit", str(path), "--dry-run"]) == 0
+    shipped = capsys.readouterr().out
+    assert "functions.py" in shipped and "random.yaml" in shipped
+
+
+def test_hostile_params_stay_data(tmp_path):
+    import ast
+
+    hostile = {'"); import os; os.system("x") #': "\\'''\n\x00", "k": ['"""', "{eval: 1}"], "n": {"__import__": "os"}}
+    path = write_case(tmp_path, "random")
+    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    spec["objective"]["params"].update(hostile)
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    source = api.compile(api.load(path))
+    tree = ast.parse(source)
+    config = next(node.value for node in tree.body if isinstance(node, ast.Assign) and node.targets[0].id == "CONFIG")
+    assert ast.literal_eval(config) == spec["objective"]["params"]
