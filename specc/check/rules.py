@@ -6,6 +6,8 @@ the task and shape of a dataset. The search-space rules live in search_space.py.
 
 from __future__ import annotations
 
+import math
+import operator
 import os
 import re
 from collections.abc import Iterator
@@ -26,7 +28,7 @@ from specc.read.project import Project
 from specc.spec.errors import Problem
 from specc.spec.experiment import Experiment
 from specc.spec.model import MODEL_TYPES
-from specc.spec.stop import parse_condition
+from specc.spec.stop import RAY_RESULT_KEYS, parse_condition
 
 LOSS_TASK = {
     "cross_entropy": "classification",
@@ -211,8 +213,9 @@ def metric_uses(e: Experiment) -> Iterator[tuple[str, Path]]:
     if e.tune:
         yield e.tune.metric, ("tune", "metric")
     if e.stop:
-        for index, condition in enumerate(e.stop.when):
-            yield parse_condition(condition)[0], ("stop", "when", index)
+        for field in ("when", "all_when"):
+            for index, condition in enumerate(getattr(e.stop, field)):
+                yield parse_condition(condition)[0], ("stop", field, index)
         if e.stop.plateau:
             yield e.stop.plateau.metric, ("stop", "plateau", "metric")
     if e.run.checkpoint_score:
@@ -222,6 +225,8 @@ def metric_uses(e: Experiment) -> Iterator[tuple[str, Path]]:
 def metrics_reported(e: Experiment, at: Locator) -> Iterator[Problem]:
     reported = e.reported_metrics()
     for name, path in metric_uses(e):
+        if name in RAY_RESULT_KEYS and path[:2] in (("stop", "when"), ("stop", "all_when")):
+            continue  # Ray adds these to every result
         if name not in reported:
             if name.startswith("val_") and not e.validates():
                 train = f"train_{name[4:]}"
@@ -743,10 +748,11 @@ def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
     if scheduler is None:
         return
     max_t = getattr(scheduler, "max_t", None)
-    if max_t and max_t > epochs:
+    if max_t and max_t > epochs:  # Ray accepts it: the trials simply end at the last epoch, before the later rungs
         yield at(
-            "E209",
-            f"max_t {max_t} exceeds training.epochs {epochs}: no trial runs that long",
+            "W330",
+            f"max_t {max_t} exceeds training.epochs {epochs}: trials end at epoch {epochs}, and the rungs after it "
+            "are never reached",
             ("scheduler", "max_t"),
             "leave max_t out: it defaults to training.epochs",
         )
@@ -757,6 +763,13 @@ def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
             f"grace_period {grace} leaves no epoch in which a trial could be stopped (budget {max_t or epochs})",
             ("scheduler", "grace_period"),
         )
+    elif grace and max_t and epochs <= grace < max_t:
+        yield at(
+            "W330",
+            f"grace_period {grace} is not below training.epochs {epochs}: every trial ends before its first rung",
+            ("scheduler", "grace_period"),
+            f"a grace_period below {epochs}",
+        )
     interval = getattr(scheduler, "perturbation_interval", None)
     if interval and interval >= epochs:
         yield at(
@@ -764,6 +777,59 @@ def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
             f"perturbation_interval {interval} is not below training.epochs {epochs}: trials would never be perturbed",
             ("scheduler", "perturbation_interval"),
         )
+
+
+OPERATORS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
+
+
+def ray_key_conditions(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """stop conditions on Ray's own training_iteration (reports so far: 1 after the first epoch) and time_total_s:
+    one every trial meets at its first report (E230), or one no trial reaches within training.epochs (W330)."""
+    if e.stop is None:
+        return
+    epochs = getattr(getattr(e, "training", None), "epochs", None)
+    for field in ("when", "all_when"):
+        stops = "every trial would stop" if field == "when" else "the search would end"
+        for index, condition in enumerate(getattr(e.stop, field)):
+            metric, op, value = parse_condition(condition)
+            holds = OPERATORS[op]
+            where = ("stop", field, index)
+            if metric == "training_iteration":
+                rising = op in (">=", ">")
+                if value != int(value):
+                    whole = math.ceil(value) if rising else math.floor(value)
+                    yield at(
+                        "E230",
+                        f"training_iteration counts reports: {_plain(value)} is not a whole number",
+                        where,
+                        f"training_iteration {'>=' if rising else '<='} {whole}",
+                    )
+                elif holds(1, value):
+                    yield at(
+                        "E230",
+                        f"{condition.strip()!r} holds at the first report (training_iteration 1): {stops} after "
+                        "one epoch",
+                        where,
+                        "training_iteration >= N stops after N epochs" if not rising else "a number above 1",
+                    )
+                elif epochs is not None and not holds(epochs if rising else 1, value):
+                    yield at(
+                        "W330",
+                        f"{condition.strip()!r} never holds: training.epochs {epochs} ends every trial first",
+                        where,
+                        f"a number up to {epochs}" if rising else "training_iteration >= N stops after N epochs",
+                    )
+            elif metric == "time_total_s" and (op in ("<=", "<") or holds(0, value)):
+                yield at(
+                    "E230",
+                    f"{condition.strip()!r} holds at the first report (or never, if it comes later): {stops} there",
+                    where,
+                    "time_total_s >= SECONDS stops once a trial has run that long",
+                )
+
+
+def _plain(value: float) -> str:
+    return str(int(value)) if value == int(value) else repr(value)
 
 
 # -- the job's working directory --------------------------------------------------------------------
@@ -835,6 +901,7 @@ RULES = (
     compiled_in,
     data_fixed,
     scheduler_budget,
+    ray_key_conditions,
     needs_checkpoints,
     searched_checkpoints,
     checkpoint_settings_used,

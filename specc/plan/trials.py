@@ -234,24 +234,25 @@ def budget(experiment: Experiment, trials: int, scheduler: dict) -> dict:
     """Worker-epochs: one worker training one epoch. The worst case is every trial running every epoch."""
     epochs, workers = experiment.training.epochs, max(experiment.scaling.num_workers, 1)
     out = {"epochs": epochs, "workers": workers, "worst_case_worker_epochs": trials * epochs * workers}
-    if scheduler["type"] == "asha":
-        out["asha_worst_case_worker_epochs"] = trials * scheduler["max_t"] * workers
-        out["asha_expected_worker_epochs"] = round(trials * _asha_expected_epochs(scheduler) * workers)
+    if scheduler["type"] == "asha":  # a max_t beyond the epochs (W330): every trial ends at the last epoch first
+        out["asha_worst_case_worker_epochs"] = trials * min(scheduler["max_t"], epochs) * workers
+        out["asha_expected_worker_epochs"] = round(trials * _asha_expected_epochs(scheduler, epochs) * workers)
     elif scheduler["type"] == "hyperband":
         last = epochs if not scheduler["stop_last_trials"] else None
-        per_bracket = [_bracket_epochs(bracket["rungs"], last) for bracket in scheduler["brackets"]]
+        per_bracket = [_bracket_epochs(_within(bracket["rungs"], epochs), last) for bracket in scheduler["brackets"]]
         out["hyperband_worker_epochs"] = sum(per_bracket) * workers
     stop = experiment.stop
     out["time_budget_s"] = stop.time_budget_s if stop is not None and experiment.tune is not None else None
     return out
 
 
-def _asha_expected_epochs(asha: dict) -> float:
+def _asha_expected_epochs(asha: dict, epochs: int) -> float:
     """Epochs per trial if every rung keeps 1 in reduction_factor, averaged over the brackets with the
-    probabilities ASHAScheduler.on_trial_add draws them with (softmax of their rung counts)."""
+    probabilities ASHAScheduler.on_trial_add draws them with (softmax of their rung counts); no trial runs past
+    the last epoch."""
     import numpy as np
 
-    rf, max_t, brackets = asha["reduction_factor"], asha["max_t"], asha["brackets"]
+    rf, max_t, brackets = asha["reduction_factor"], min(asha["max_t"], epochs), asha["brackets"]
     sizes = np.array([len(rungs) for rungs in brackets])
     weights = np.e ** (sizes - sizes.max())
     weights = weights / weights.sum()
@@ -264,6 +265,11 @@ def _asha_expected_epochs(asha: dict) -> float:
             start = stop
         expected += weight * per_trial
     return float(expected)
+
+
+def _within(rungs: list[dict], epochs: int) -> list[dict]:
+    """A HyperBand bracket's rungs as trained: a rung past the last epoch is where its trials end anyway."""
+    return [rung | {"epoch": min(rung["epoch"], epochs)} for rung in rungs]
 
 
 def _bracket_epochs(rungs: list[dict], run_on_to: int | None) -> int:

@@ -57,6 +57,7 @@ LATER_FIELDS = {
     ),
     ("training", None): ("steps_per_epoch", "validation_steps", "train_metrics"),
     ("model", "cnn"): ("pool", "padding", "batch_norm"),
+    ("stop", None): ("all_when",),
 }
 
 
@@ -64,7 +65,7 @@ def _later_defaults(experiment: Experiment) -> dict[str, set[str]]:
     left_out: dict[str, set[str]] = {}
     for (section, kind), names in LATER_FIELDS.items():
         values = getattr(experiment, section)
-        if kind is not None and getattr(values, "type", None) != kind:
+        if values is None or (kind is not None and getattr(values, "type", None) != kind):
             continue
         fields = type(values).model_fields
         defaults = {name: fields[name].get_default(call_default_factory=True) for name in names if name in fields}
