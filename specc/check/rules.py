@@ -743,6 +743,9 @@ def scaling_consistent(e: Experiment, at: Locator) -> Iterator[Problem]:
         yield at("E100", "nesterov needs momentum > 0", ("training", "optimizer", "nesterov"))
 
 
+EPOCHS = ("training", "epochs")
+
+
 def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
     scheduler, epochs = e.scheduler, e.training.epochs
     if scheduler is None:
@@ -755,6 +758,7 @@ def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
             "are never reached",
             ("scheduler", "max_t"),
             "leave max_t out: it defaults to training.epochs",
+            also=EPOCHS,
         )
     grace = getattr(scheduler, "grace_period", None)
     if grace and grace >= (max_t or epochs) and scheduler.type != "fifo":
@@ -762,6 +766,7 @@ def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
             "E209",
             f"grace_period {grace} leaves no epoch in which a trial could be stopped (budget {max_t or epochs})",
             ("scheduler", "grace_period"),
+            also=("scheduler", "max_t") if max_t and max_t != epochs else EPOCHS,
         )
     elif grace and max_t and epochs <= grace < max_t:
         yield at(
@@ -769,6 +774,7 @@ def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
             f"grace_period {grace} is not below training.epochs {epochs}: every trial ends before its first rung",
             ("scheduler", "grace_period"),
             f"a grace_period below {epochs}",
+            also=EPOCHS,
         )
     interval = getattr(scheduler, "perturbation_interval", None)
     if interval and interval >= epochs:
@@ -776,6 +782,7 @@ def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
             "E209",
             f"perturbation_interval {interval} is not below training.epochs {epochs}: trials would never be perturbed",
             ("scheduler", "perturbation_interval"),
+            also=EPOCHS,
         )
 
 
@@ -818,6 +825,7 @@ def ray_key_conditions(e: Experiment, at: Locator) -> Iterator[Problem]:
                         f"{condition.strip()!r} never holds: training.epochs {epochs} ends every trial first",
                         where,
                         f"a number up to {epochs}" if rising else "training_iteration >= N stops after N epochs",
+                        also=EPOCHS,
                     )
             elif metric == "time_total_s" and (op in ("<=", "<") or holds(0, value)):
                 yield at(
