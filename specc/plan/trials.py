@@ -16,6 +16,7 @@ import subprocess
 from specc.plan.sampling import NotReproducible, grid_sizes, sample_configs, trial_count
 from specc.plan.shape import TRIAL_DRIVER_CPU, shape_of
 from specc.spec import Experiment
+from specc.spec.stop import parse_condition
 
 CHECKED = ("CPU", "GPU")  # what a plan can count on this machine; other resources are reported, not checked
 UNITS = 10_000  # Ray accounts resources in 1/10,000ths: 0.1 + 2 x 1 CPU fits 2.1 CPUs exactly
@@ -241,9 +242,23 @@ def budget(experiment: Experiment, trials: int, scheduler: dict) -> dict:
         last = epochs if not scheduler["stop_last_trials"] else None
         per_bracket = [_bracket_epochs(_within(bracket["rungs"], epochs), last) for bracket in scheduler["brackets"]]
         out["hyperband_worker_epochs"] = sum(per_bracket) * workers
-    stop = experiment.stop
-    out["time_budget_s"] = stop.time_budget_s if stop is not None and experiment.tune is not None else None
+    stop = experiment.stop if experiment.tune is not None else None
+    out["time_budget_s"] = stop.time_budget_s if stop is not None else None
+    if stop is not None and stop.all_when:
+        out["all_when"] = list(stop.all_when)
+    if stop is not None and (most := iterations_at_most(stop.when)) is not None and most < epochs:
+        out["stop_when_epochs"] = most
+        out["stop_when_worker_epochs"] = trials * most * workers
     return out
+
+
+def iterations_at_most(conditions: list[str]) -> int | None:
+    """The most reports a trial makes under stop.when's training_iteration conditions (`>= 3`: 3, `> 3`: 4)."""
+    found = []
+    for metric, op, value in map(parse_condition, conditions):
+        if metric == "training_iteration" and op in (">=", ">"):
+            found.append(math.floor(value) + 1 if op == ">" else math.ceil(value))
+    return min(found, default=None)
 
 
 def _asha_expected_epochs(asha: dict, epochs: int) -> float:

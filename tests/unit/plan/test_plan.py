@@ -198,6 +198,20 @@ def test_budgets_stop_at_the_last_epoch_when_max_t_is_beyond_it(write_spec):
     assert hyperband["budget"]["hyperband_worker_epochs"] == 3 * 6 + (5 * 4 + 2 * 2)
 
 
+def test_stop_rules_in_the_budget(capsys, monkeypatch):
+    """specs/digits_stop_all.yaml: training_iteration >= 2 caps each trial at 2 epochs; all_when is named."""
+    report = plan(ROOT / "specs" / "digits_stop_all.yaml")
+    assert report["budget"]["stop_when_epochs"] == 2
+    assert report["budget"]["stop_when_worker_epochs"] == 4 * 2 * 1
+    assert report["budget"]["all_when"] == ["val_accuracy >= 0.8"]
+    monkeypatch.setattr("specc.plan.trials.local_resources", lambda: dict(TWO_CPUS))
+    assert main(["plan", str(ROOT / "specs" / "digits_stop_all.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "stop.when: at most 8 (training_iteration: 2 epochs a trial)" in out
+    assert "stop.all_when val_accuracy >= 0.8 ends the whole search sooner if a trial meets it" in out
+    assert "stop_when_epochs" not in plan(ROOT / "specs" / "digits_asha.yaml")["budget"]
+
+
 # -- command line --------------------------------------------------------------------------------------------------
 
 
