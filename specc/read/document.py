@@ -58,7 +58,7 @@ class SourceMap:
         """The mark of `path`, or of its nearest ancestor that has one. A value that a --set changed in part (one
         bound of a distribution, an item of a list) is located at that --set: the file alone did not say it."""
         path = tuple(path)
-        if not key and (changed := self._overridden_within(path)):
+        if not key and len(path) > 1 and (changed := self._overridden_within(path)):  # a value, not a section
             return changed
         while True:
             table = (self.keys, self.values) if key else (self.values, self.keys)

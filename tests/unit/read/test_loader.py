@@ -371,3 +371,23 @@ def test_bracket_set_on_the_command_line(write_spec, capsys):
         "error[E110]: tune.space[training.optimizer.lr].loguniform: lower bound 1.0 must be below upper bound 0.1 "
         "(--set tune.space[training.optimizer.lr].loguniform.0=1)"
     ) in out
+
+
+def test_a_problem_of_another_field_stays_in_the_file_beside_a_set_in_its_section(write_spec):
+    """A --set of model.dropout does not draw the file's missing model.type to it."""
+    spec = MINIMAL.replace("model: {type: mlp, hidden_sizes: [16]}", "model: {hidden_sizes: [16]}")
+    (problem,) = api.check_file(write_spec(spec), ["model.dropout=0.1"]).problems
+    assert (problem.code, problem.line, problem.origin) == ("E102", 4, None)
+
+
+def test_source_map_locates_a_value_changed_in_part_at_the_set_but_never_a_whole_section():
+    from specc.read.document import Mark, SourceMap
+
+    in_file, from_set = Mark("s.yaml", 3, 1), Mark("s.yaml", None, None, "--set model.sizes.0=1")
+    source = SourceMap({("model",): in_file, ("model", "sizes"): in_file, ("model", "sizes", 0): in_file})
+    source.overrides[("model", "sizes", 0)] = source.values[("model", "sizes", 0)] = from_set
+    assert source.locate(("model", "sizes")) is from_set  # the list, changed in part
+    assert source.locate(("model", "sizes"), key=True) is in_file  # its key is the file's
+    assert source.locate(("model",)) is in_file  # a whole section: not drawn to a --set of one of its fields
+    source.drop(("model", "sizes"))
+    assert source.overrides == {}
