@@ -799,41 +799,33 @@ def ray_key_conditions(e: Experiment, at: Locator) -> Iterator[Problem]:
         stops = "every trial would stop" if field == "when" else "the search would end"
         for index, condition in enumerate(getattr(e.stop, field)):
             metric, op, value = parse_condition(condition)
-            holds = OPERATORS[op]
-            where = ("stop", field, index)
+            shown = repr(condition.strip())
             if metric == "training_iteration":
-                rising = op in (">=", ">")
-                if value != int(value):
-                    whole = math.ceil(value) if rising else math.floor(value)
-                    yield at(
-                        "E230",
-                        f"training_iteration counts reports: {_plain(value)} is not a whole number",
-                        where,
-                        f"training_iteration {'>=' if rising else '<='} {whole}",
-                    )
-                elif holds(1, value):
-                    yield at(
-                        "E230",
-                        f"{condition.strip()!r} holds at the first report (training_iteration 1): {stops} after "
-                        "one epoch",
-                        where,
-                        "training_iteration >= N stops after N epochs" if not rising else "a number above 1",
-                    )
-                elif epochs is not None and not holds(epochs if rising else 1, value):
-                    yield at(
-                        "W330",
-                        f"{condition.strip()!r} never holds: training.epochs {epochs} ends every trial first",
-                        where,
-                        f"a number up to {epochs}" if rising else "training_iteration >= N stops after N epochs",
-                        also=EPOCHS,
-                    )
-            elif metric == "time_total_s" and (op in ("<=", "<") or holds(0, value)):
-                yield at(
-                    "E230",
-                    f"{condition.strip()!r} holds at the first report (or never, if it comes later): {stops} there",
-                    where,
-                    "time_total_s >= SECONDS stops once a trial has run that long",
-                )
+                found = _iteration_problem(shown, op, value, epochs, stops)
+            elif metric == "time_total_s" and (op in ("<=", "<") or value <= 0):  # a trial's time is above 0
+                message = f"{shown} holds at the first report (or never, if it comes later): {stops} there"
+                found = ("E230", message, "time_total_s >= SECONDS stops once a trial has run that long")
+            else:
+                continue
+            if found:
+                code, message, hint = found
+                yield at(code, message, ("stop", field, index), hint, also=EPOCHS if code == "W330" else ())
+
+
+def _iteration_problem(shown: str, op: str, value: float, epochs: int | None, stops: str) -> tuple | None:
+    """(code, message, hint) for a training_iteration condition that cannot mean what it says, or None."""
+    holds, rising = OPERATORS[op], op in (">=", ">")
+    after_n = "training_iteration >= N stops after N epochs"
+    if value != int(value):
+        whole = f"training_iteration {'>=' if rising else '<='} {math.ceil(value) if rising else math.floor(value)}"
+        return "E230", f"training_iteration counts reports: {_plain(value)} is not a whole number", whole
+    if holds(1, value):
+        message = f"{shown} holds at the first report (training_iteration 1): {stops} after one epoch"
+        return "E230", message, after_n if not rising else "a number above 1"
+    if epochs is not None and not holds(epochs if rising else 1, value):
+        message = f"{shown} never holds: training.epochs {epochs} ends every trial first"
+        return "W330", message, f"a number up to {epochs}" if rising else after_n
+    return None
 
 
 def _plain(value: float) -> str:

@@ -220,6 +220,7 @@ def test_ray_result_keys_are_stop_only(problems):
         ("when", "time_total_s < 60", "E230", "every trial would stop there"),
         ("when", "time_total_s <= 60", "E230", "holds at the first report (or never"),
         ("when", "time_total_s >= 0", "E230", "holds at the first report"),
+        ("when", "time_total_s > 0", "E230", "holds at the first report"),
         ("all_when", "time_total_s < 5", "E230", "the search would end there"),
     ],
 )
