@@ -429,7 +429,8 @@ class StopSearch(Stopper):
 
 
 def make_stopper():
-    return CombinedStopper(StopRules(), StopSearch())
+    # StopSearch first: CombinedStopper asks its stoppers in order and stops asking at the first that says stop
+    return CombinedStopper(StopSearch(), StopRules())
 
 
 def main(argv=None, artefacts=None, echo=True, ray_started=False):

@@ -105,6 +105,14 @@ def test_all_when_ends_the_whole_search_through_ray_s_combined_stopper(ending_sc
     assert stopper("a", {"training_iteration": 1, "val_accuracy": 0.9, "val_loss": 0.3}) is True  # the rest stop
 
 
+def test_all_when_is_seen_on_the_report_that_also_ends_its_trial(ending_script):
+    """Ray's CombinedStopper stops asking at the first stopper that says stop (`any` over a generator): a report
+    that meets stop.when (training_iteration >= 2) and all_when at once must still end the search."""
+    stopper = ending_script.make_stopper()
+    assert stopper("c", {"training_iteration": 2, "val_accuracy": 0.98, "val_loss": 0.3}) is True
+    assert stopper.stop_all() is True
+
+
 @pytest.mark.parametrize(
     ("result", "ends"),
     [
