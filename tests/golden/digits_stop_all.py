@@ -315,6 +315,9 @@ class TrialProgress(tune.Callback):
         self.show(trials, trial, "errored", *([f"see {trial.error_file}"] if trial.error_file else []))
 
     def on_experiment_end(self, trials, **info):
+        for trial in trials:  # stop.all_when ended the search: Tune stopped its last trials without on_trial_complete
+            if trial.status == "TERMINATED" and trial.trial_id not in self.ended and trial.last_result:
+                self.on_trial_complete(None, trials, trial)
         if self.bar:
             self.bar.close()
 
