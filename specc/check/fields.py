@@ -274,8 +274,14 @@ class Locator:
     def __init__(self, source: SourceMap):
         self.source = source
 
-    def __call__(self, code: str, message: str, path: Path, hint: str | None = None, *, key: bool = False) -> Problem:
+    def __call__(
+        self, code: str, message: str, path: Path, hint: str | None = None, *, key: bool = False, also: Path = ()
+    ) -> Problem:
+        """`also`: the other field of a contradiction; when a --set gave it, the problem says so."""
         mark = self.source.locate(path, key=key)
         if mark is None:
             return Problem(code, message, path=dotted(path), hint=hint)
-        return Problem(code, message, mark.file, mark.line, mark.column, dotted(path), hint, mark.origin)
+        origin = mark.origin
+        if also and origin is None and (other := self.source.locate(also)) and other in self.source.overrides.values():
+            origin = f"with {other.origin}"
+        return Problem(code, message, mark.file, mark.line, mark.column, dotted(path), hint, origin)

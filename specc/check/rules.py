@@ -6,6 +6,8 @@ the task and shape of a dataset. The search-space rules live in search_space.py.
 
 from __future__ import annotations
 
+import math
+import operator
 import os
 import re
 from collections.abc import Iterator
@@ -27,7 +29,7 @@ from specc.read.project import Project
 from specc.spec.errors import Problem
 from specc.spec.experiment import Experiment
 from specc.spec.model import MODEL_TYPES
-from specc.spec.stop import parse_condition
+from specc.spec.stop import RAY_RESULT_KEYS, parse_condition
 
 LOSS_TASK = {
     "cross_entropy": "classification",
@@ -216,8 +218,9 @@ def metric_uses(e: Experiment) -> Iterator[tuple[str, Path]]:
     if e.tune:
         yield e.tune.metric, ("tune", "metric")
     if e.stop:
-        for index, condition in enumerate(e.stop.when):
-            yield parse_condition(condition)[0], ("stop", "when", index)
+        for field in ("when", "all_when"):
+            for index, condition in enumerate(getattr(e.stop, field)):
+                yield parse_condition(condition)[0], ("stop", field, index)
         if e.stop.plateau:
             yield e.stop.plateau.metric, ("stop", "plateau", "metric")
     if e.run.checkpoint_score:
@@ -227,6 +230,8 @@ def metric_uses(e: Experiment) -> Iterator[tuple[str, Path]]:
 def metrics_reported(e: Experiment, at: Locator) -> Iterator[Problem]:
     reported = e.reported_metrics()
     for name, path in metric_uses(e):
+        if name in RAY_RESULT_KEYS and path[:2] in (("stop", "when"), ("stop", "all_when")):
+            continue  # Ray adds these to every result
         if name not in reported:
             if name.startswith("val_") and not e.validates():
                 train = f"train_{name[4:]}"
@@ -746,17 +751,22 @@ def scaling_consistent(e: Experiment, at: Locator) -> Iterator[Problem]:
         yield at("E100", "nesterov needs momentum > 0", ("training", "optimizer", "nesterov"))
 
 
+EPOCHS = ("training", "epochs")
+
+
 def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
     scheduler, epochs = e.scheduler, e.training.epochs
     if scheduler is None:
         return
     max_t = getattr(scheduler, "max_t", None)
-    if max_t and max_t > epochs:
+    if max_t and max_t > epochs:  # Ray accepts it: the trials simply end at the last epoch, before the later rungs
         yield at(
-            "E209",
-            f"max_t {max_t} exceeds training.epochs {epochs}: no trial runs that long",
+            "W330",
+            f"max_t {max_t} exceeds training.epochs {epochs}: trials end at epoch {epochs}, and the rungs after it "
+            "are never reached",
             ("scheduler", "max_t"),
             "leave max_t out: it defaults to training.epochs",
+            also=EPOCHS,
         )
     grace = getattr(scheduler, "grace_period", None)
     if grace and grace >= (max_t or epochs) and scheduler.type != "fifo":
@@ -764,6 +774,15 @@ def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
             "E209",
             f"grace_period {grace} leaves no epoch in which a trial could be stopped (budget {max_t or epochs})",
             ("scheduler", "grace_period"),
+            also=("scheduler", "max_t") if max_t and max_t != epochs else EPOCHS,
+        )
+    elif grace and max_t and epochs <= grace < max_t:
+        yield at(
+            "W330",
+            f"grace_period {grace} is not below training.epochs {epochs}: every trial ends before its first rung",
+            ("scheduler", "grace_period"),
+            f"a grace_period below {epochs}",
+            also=EPOCHS,
         )
     interval = getattr(scheduler, "perturbation_interval", None)
     if interval and interval >= epochs:
@@ -771,7 +790,54 @@ def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
             "E209",
             f"perturbation_interval {interval} is not below training.epochs {epochs}: trials would never be perturbed",
             ("scheduler", "perturbation_interval"),
+            also=EPOCHS,
         )
+
+
+OPERATORS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
+
+
+def ray_key_conditions(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """stop conditions on Ray's own training_iteration (reports so far: 1 after the first epoch) and time_total_s:
+    one every trial meets at its first report (E231), or one no trial reaches within training.epochs (W330)."""
+    if e.stop is None:
+        return
+    epochs = getattr(getattr(e, "training", None), "epochs", None)
+    for field in ("when", "all_when"):
+        stops = "every trial would stop" if field == "when" else "the search would end"
+        for index, condition in enumerate(getattr(e.stop, field)):
+            metric, op, value = parse_condition(condition)
+            shown = repr(condition.strip())
+            if metric == "training_iteration":
+                found = _iteration_problem(shown, op, value, epochs, stops)
+            elif metric == "time_total_s" and (op in ("<=", "<") or value <= 0):  # a trial's time is above 0
+                message = f"{shown} holds at the first report (or never, if it comes later): {stops} there"
+                found = ("E231", message, "time_total_s >= SECONDS stops once a trial has run that long")
+            else:
+                continue
+            if found:
+                code, message, hint = found
+                yield at(code, message, ("stop", field, index), hint, also=EPOCHS if code == "W330" else ())
+
+
+def _iteration_problem(shown: str, op: str, value: float, epochs: int | None, stops: str) -> tuple | None:
+    """(code, message, hint) for a training_iteration condition that cannot mean what it says, or None."""
+    holds, rising = OPERATORS[op], op in (">=", ">")
+    after_n = "training_iteration >= N stops after N epochs"
+    if value != int(value):
+        whole = f"training_iteration {'>=' if rising else '<='} {math.ceil(value) if rising else math.floor(value)}"
+        return "E231", f"training_iteration counts reports: {_plain(value)} is not a whole number", whole
+    if holds(1, value):
+        message = f"{shown} holds at the first report (training_iteration 1): {stops} after one epoch"
+        return "E231", message, after_n if not rising else "a number above 1"
+    if epochs is not None and not holds(epochs if rising else 1, value):
+        message = f"{shown} never holds: training.epochs {epochs} ends every trial first"
+        return "W330", message, f"a number up to {epochs}" if rising else after_n
+    return None
+
+
+def _plain(value: float) -> str:
+    return str(int(value)) if value == int(value) else repr(value)
 
 
 # -- the job's working directory --------------------------------------------------------------------
@@ -849,6 +915,7 @@ RULES = (
     compiled_in,
     data_fixed,
     scheduler_budget,
+    ray_key_conditions,
     needs_checkpoints,
     searched_checkpoints,
     checkpoint_settings_used,

@@ -65,6 +65,7 @@ def tune_context(plan: Plan) -> dict:
         "points": [_point(point, e) for point in e.tune.search.points_to_evaluate],
         "step_word": "report" if e.objective is not None else "epoch",  # what a scheduler's budget of one is
         "stop_conditions": [_condition(text) for text in (e.stop.when if e.stop else [])],
+        "stop_all_conditions": [_condition(text) for text in (e.stop.all_when if e.stop else [])],
         "stoppers": _stoppers(plan),
         "scheduler_type": scheduler,
         "driver_cpu": TRIAL_DRIVER_CPU,
@@ -108,18 +109,20 @@ def rungs(plan: Plan) -> list[int]:
     return sorted({rung["epoch"] for bracket in brackets for rung in bracket["rungs"]})
 
 
-def _stoppers(plan: Plan) -> tuple[bool, bool]:
-    """(the script has a StopRules class, a TrialPlateauStopper)."""
+def _stoppers(plan: Plan) -> tuple[bool, bool, bool]:
+    """(the script has a StopRules class, a StopSearch class (stop.all_when), a TrialPlateauStopper)."""
     stop = plan.experiment.stop
     if stop is None:
-        return False, False
-    return bool(stop.when or stop.max_trial_time_s), stop.plateau is not None
+        return False, False, False
+    return bool(stop.when or stop.max_trial_time_s), bool(stop.all_when), stop.plateau is not None
 
 
 def _condition(text: str) -> Code:
     """ "val_accuracy >= 0.99" -> `result["val_accuracy"] >= 0.99` (metric and number quoted, operator checked)."""
     metric, op, value = parse_condition(text)
     assert op in (">=", ">", "<=", "<")
+    if metric == "training_iteration":  # a count of reports, a whole number (checked)
+        value = int(value)
     return Code(f"result[{literal(metric)}] {op} {literal(value)}")
 
 
@@ -138,8 +141,9 @@ def tune_imports(plan: Plan) -> tuple[set[str], set[str]]:
         if scheduler == "pb2"
         else f"from ray.tune.schedulers import {SCHEDULERS[scheduler]}"
     )
-    rules, plateau = _stoppers(plan)
-    stoppers = ["CombinedStopper"] * (rules and plateau) + ["Stopper"] * rules + ["TrialPlateauStopper"] * plateau
+    rules, search_end, plateau = _stoppers(plan)
+    combined = rules + search_end + plateau > 1
+    stoppers = ["CombinedStopper"] * combined + ["Stopper"] * (rules or search_end) + ["TrialPlateauStopper"] * plateau
     if stoppers:
         froms.add(f"from ray.tune.stopper import {', '.join(stoppers)}")
     if plan.shape == "tune_train":

@@ -125,6 +125,11 @@ def _budget_lines(report: dict) -> list[str]:
         lines.append(f"asha: {expected}")
     if "hyperband_worker_epochs" in b:
         lines.append(f"hyperband: {b['hyperband_worker_epochs']} with these brackets")
+    if "stop_when_epochs" in b:
+        most = b["stop_when_epochs"]
+        lines.append(f"stop.when: at most {b['stop_when_worker_epochs']} (training_iteration: {most} epochs a trial)")
+    if "all_when" in b:
+        lines.append(f"stop.all_when {' or '.join(b['all_when'])} ends the whole search sooner if a trial meets it")
     if b["time_budget_s"] is not None:
         lines.append(f"stop.time_budget_s {_num(b['time_budget_s'])} s ends the whole search sooner if reached")
     return lines

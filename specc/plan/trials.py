@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from specc.plan.sampling import NotReproducible, grid_sizes, sample_configs, trial_count
 from specc.plan.shape import TRIAL_DRIVER_CPU, shape_of
 from specc.spec import Experiment
+from specc.spec.stop import parse_condition
 
 CHECKED = ("CPU", "GPU")  # what a plan can count on this machine; other resources are reported, not checked
 UNITS = 10_000  # Ray accounts resources in 1/10,000ths: 0.1 + 2 x 1 CPU fits 2.1 CPUs exactly
@@ -253,24 +254,39 @@ def budget(experiment: Experiment, trials: int, scheduler: dict) -> dict:
         time_budget = experiment.stop.time_budget_s if experiment.stop is not None else None
         return {"epochs": None, "workers": 1, "worst_case_worker_epochs": None, "time_budget_s": time_budget}
     out = {"epochs": epochs, "workers": workers, "worst_case_worker_epochs": trials * epochs * workers}
-    if scheduler["type"] == "asha":
-        out["asha_worst_case_worker_epochs"] = trials * scheduler["max_t"] * workers
-        out["asha_expected_worker_epochs"] = round(trials * _asha_expected_epochs(scheduler) * workers)
+    if scheduler["type"] == "asha":  # a max_t beyond the epochs (W330): every trial ends at the last epoch first
+        out["asha_worst_case_worker_epochs"] = trials * min(scheduler["max_t"], epochs) * workers
+        out["asha_expected_worker_epochs"] = round(trials * _asha_expected_epochs(scheduler, epochs) * workers)
     elif scheduler["type"] == "hyperband":
         last = epochs if not scheduler["stop_last_trials"] else None
-        per_bracket = [_bracket_epochs(bracket["rungs"], last) for bracket in scheduler["brackets"]]
+        per_bracket = [_bracket_epochs(_within(bracket["rungs"], epochs), last) for bracket in scheduler["brackets"]]
         out["hyperband_worker_epochs"] = sum(per_bracket) * workers
-    stop = experiment.stop
-    out["time_budget_s"] = stop.time_budget_s if stop is not None and experiment.tune is not None else None
+    stop = experiment.stop if experiment.tune is not None else None
+    out["time_budget_s"] = stop.time_budget_s if stop is not None else None
+    if stop is not None and stop.all_when:
+        out["all_when"] = list(stop.all_when)
+    if stop is not None and (most := iterations_at_most(stop.when)) is not None and most < epochs:
+        out["stop_when_epochs"] = most
+        out["stop_when_worker_epochs"] = trials * most * workers
     return out
 
 
-def _asha_expected_epochs(asha: dict) -> float:
+def iterations_at_most(conditions: list[str]) -> int | None:
+    """The most reports a trial makes under stop.when's training_iteration conditions (`>= 3`: 3, `> 3`: 4)."""
+    found = []
+    for metric, op, value in map(parse_condition, conditions):
+        if metric == "training_iteration" and op in (">=", ">"):
+            found.append(math.floor(value) + 1 if op == ">" else math.ceil(value))
+    return min(found, default=None)
+
+
+def _asha_expected_epochs(asha: dict, epochs: int) -> float:
     """Epochs per trial if every rung keeps 1 in reduction_factor, averaged over the brackets with the
-    probabilities ASHAScheduler.on_trial_add draws them with (softmax of their rung counts)."""
+    probabilities ASHAScheduler.on_trial_add draws them with (softmax of their rung counts); no trial runs past
+    the last epoch."""
     import numpy as np
 
-    rf, max_t, brackets = asha["reduction_factor"], asha["max_t"], asha["brackets"]
+    rf, max_t, brackets = asha["reduction_factor"], min(asha["max_t"], epochs), asha["brackets"]
     sizes = np.array([len(rungs) for rungs in brackets])
     weights = np.e ** (sizes - sizes.max())
     weights = weights / weights.sum()
@@ -283,6 +299,11 @@ def _asha_expected_epochs(asha: dict) -> float:
             start = stop
         expected += weight * per_trial
     return float(expected)
+
+
+def _within(rungs: list[dict], epochs: int) -> list[dict]:
+    """A HyperBand bracket's rungs as trained: a rung past the last epoch is where its trials end anyway."""
+    return [rung | {"epoch": min(rung["epoch"], epochs)} for rung in rungs]
 
 
 def _bracket_epochs(rungs: list[dict], run_on_to: int | None) -> int:

@@ -52,10 +52,14 @@ class SourceMap:
 
     values: dict[Path, Mark] = field(default_factory=dict)
     keys: dict[Path, Mark] = field(default_factory=dict)
+    overrides: dict[Path, Mark] = field(default_factory=dict)  # where each --set wrote, in the order applied
 
     def locate(self, path: Path, *, key: bool = False) -> Mark | None:
-        """The mark of `path`, or of its nearest ancestor that has one."""
+        """The mark of `path`, or of its nearest ancestor that has one. A value that a --set changed in part (one
+        bound of a distribution, an item of a list) is located at that --set: the file alone did not say it."""
         path = tuple(path)
+        if not key and len(path) > 1 and (changed := self._overridden_within(path)):  # a value, not a section
+            return changed
         while True:
             table = (self.keys, self.values) if key else (self.values, self.keys)
             for marks in table:
@@ -65,21 +69,27 @@ class SourceMap:
                 return None
             path = path[:-1]
 
+    def _overridden_within(self, path: Path, depth: int = 2) -> Mark | None:
+        """The last --set that wrote at most `depth` levels below `path` (not at it: that one is its own mark)."""
+        n = len(path)
+        found = [mark for p, mark in self.overrides.items() if n < len(p) <= n + depth and p[:n] == path]
+        return found[-1] if found else None
+
     def drop(self, prefix: Path) -> None:
         """Forget every position at or under `prefix` (the value there was replaced)."""
         n = len(prefix)
-        for marks in (self.values, self.keys):
+        for marks in (self.values, self.keys, self.overrides):
             for path in [p for p in marks if p[:n] == prefix]:
                 del marks[path]
 
     def drop_all(self, prefixes: set[Path]) -> None:
         """`drop` for many prefixes in one pass: a path goes when one of its prefixes is among them."""
-        for marks in (self.values, self.keys):
+        for marks in (self.values, self.keys, self.overrides):
             for path in [p for p in marks if any(p[:n] in prefixes for n in range(len(p) + 1))]:
                 del marks[path]
 
     def copy(self) -> SourceMap:
-        return SourceMap(dict(self.values), dict(self.keys))
+        return SourceMap(dict(self.values), dict(self.keys), dict(self.overrides))
 
     def update(self, other: SourceMap, prefix: Path = (), origin: str | None = None) -> None:
         for mine, theirs in ((self.values, other.values), (self.keys, other.keys)):

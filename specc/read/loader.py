@@ -242,9 +242,20 @@ def apply_override(
         raise DocumentError(
             [Problem("E022", "expected PATH=VALUE", file, origin=origin, hint="e.g. --set training.epochs=5")]
         )
-    parts = [part for part in key.strip().split(".")]
-    if any(not part for part in parts):
-        raise DocumentError([Problem("E022", f"{excerpt(key)} is not a dotted path", file, origin=origin)])
+    parts = key_path(key.strip())
+    if parts is None:
+        raise DocumentError(
+            [
+                Problem(
+                    "E022",
+                    f"{excerpt(key)} is not a dotted path",
+                    file,
+                    origin=origin,
+                    hint="keys that hold dots go in brackets: tune.space[training.optimizer.lr]",
+                )
+            ]
+        )
+    _space_key_in_brackets(data, parts, file, origin)
     if parts[0] == "extends":  # read before any override applies: setting it would silently change nothing
         message = "cannot be set with --set: the files a spec extends are read before any override applies"
         raise DocumentError(
@@ -278,11 +289,54 @@ def apply_override(
     mark = Mark(file, None, None, origin)
     source.values[path] = mark
     source.keys[path] = mark
+    source.overrides[path] = mark
     for sub in value_source.values:
         source.values[path + sub] = mark
     for n in range(1, len(path)):  # sections the override created are located at it, not at the file's top
         if path[:n] not in source.keys:
             source.keys[path[:n]] = source.values[path[:n]] = mark
+
+
+def key_path(text: str) -> list[str] | None:
+    """`tune.space[training.optimizer.lr].loguniform` -> ["tune", "space", "training.optimizer.lr", "loguniform"]: the
+    form `dotted` prints, read back (a key that holds dots in brackets); None when it is not a path."""
+    parts: list[str] = []
+    rest = text
+    while rest:
+        if rest.startswith("["):
+            part, closed, rest = rest[1:].partition("]")
+            if not closed or not part or "[" in part or rest[:1] not in ("", ".", "["):
+                return None
+        else:
+            end = min((i for i in (rest.find("."), rest.find("[")) if i >= 0), default=len(rest))
+            part, rest = rest[:end], rest[end:]
+            if not part or "]" in part:
+                return None
+        parts.append(part)
+        if rest.startswith("."):
+            rest = rest[1:]
+            if not rest or rest.startswith("["):  # a trailing dot, or `a.[b]`: write `a[b]`
+                return None
+    return parts or None
+
+
+# Mappings whose keys are paths of the spec (`training.optimizer.lr`): --set reaches into them with brackets.
+SPACE_KEYED = {("tune", "space"), ("scheduler", "mutations"), ("scheduler", "bounds")}
+
+
+def _space_key_in_brackets(data: dict, parts: list[str], file: str, origin: str) -> None:
+    """`--set tune.space.training.optimizer.lr=...` would make a space key `training` holding a mapping: say how
+    to write the key instead (a dotless key the spec already has is set as written)."""
+    head, rest = tuple(parts[:2]), parts[2:]
+    if head not in SPACE_KEYED or len(rest) < 2 or "." in rest[0]:
+        return
+    node = data.get(head[0])
+    if isinstance(node, dict) and isinstance(node.get(head[1]), dict) and rest[0] in node[head[1]]:
+        return
+    where = ".".join(head)
+    message = f"a key of {where} is a path of the spec: in {where}.{'.'.join(rest)}, where does it end?"
+    hint = f"put the key in brackets, e.g. --set '{where}[{'.'.join(rest[:3])}]=...'"
+    raise DocumentError([Problem("E022", message, file, path=where, origin=origin, hint=hint)])
 
 
 def _step(target, part: str, path: Path, file: str, origin: str):

@@ -57,6 +57,7 @@ LATER_FIELDS = {
     ),
     ("training", None): ("steps_per_epoch", "validation_steps", "train_metrics"),
     ("model", "cnn"): ("pool", "padding", "batch_norm"),
+    ("stop", None): ("all_when",),
 }
 
 

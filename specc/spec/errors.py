@@ -54,7 +54,7 @@ CODES: dict[str, tuple[str, str]] = {
     "E108": ("unsupported-version", "the `specc` format version is not one this specc supports"),
     "E109": ("wrong-length", "a list has too few or too many items"),
     "E110": ("bad-distribution", "a search-space entry is malformed (bounds, q, empty choices)"),
-    "E111": ("bad-stop-condition", "a `stop.when` condition is not `<metric> <op> <number>`"),
+    "E111": ("bad-stop-condition", "a `stop.when` (or `stop.all_when`) condition is not `<metric> <op> <number>`"),
     # E2xx: rules across fields
     "E201": ("unknown-metric", "a metric name that the spec does not report"),
     "E202": ("space-path-not-found", "a search-space, mutation or bounds key names no field of the spec"),
@@ -94,6 +94,11 @@ CODES: dict[str, tuple[str, str]] = {
         "or a searched augment or loader_workers",
     ),
     "E230": ("objective-or-model", "an objective beside model, dataset or training: a spec runs one or the other"),
+    "E231": (
+        "stop-condition-unusable",
+        "a stop condition on Ray's training_iteration or time_total_s that every trial meets at its first report, or "
+        "a fractional count of reports",
+    ),
     # E4xx: running
     "E401": (
         "run-refused",
@@ -124,6 +129,11 @@ CODES: dict[str, tuple[str, str]] = {
     "W321": (
         "checkpoint-setting-ignored",
         "checkpoints_to_keep, or a search's checkpoint_score, with checkpoint_every never: nothing to keep or rank",
+    ),
+    "W330": (
+        "beyond-epochs",
+        "a scheduler budget (max_t, grace_period) or a training_iteration stop condition beyond training.epochs: "
+        "Ray accepts it, but the trials end at the last epoch first",
     ),
     # W307-W309: reading a finished run's directory (specc results, specc report); the rest of the run is shown
     "W307": (

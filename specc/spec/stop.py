@@ -42,6 +42,9 @@ def _one_or_many(value):
 
 
 Condition = Annotated[str, AfterValidator(_check_condition)]
+Conditions = Annotated[list[Condition], BeforeValidator(_one_or_many)]
+# Keys Ray Tune adds to every result, which `when` and `all_when` may name beside the spec's own metrics.
+RAY_RESULT_KEYS = ("training_iteration", "time_total_s")
 
 
 class Plateau(Section):
@@ -61,8 +64,13 @@ class Plateau(Section):
 class Stop(Section):
     """Early-stopping rules. Needs a `tune` section: they act on Tune trials."""
 
-    when: Annotated[list[Condition], BeforeValidator(_one_or_many)] = describe(
-        'Conditions "<metric> <op> <number>" (op: >= > <= <); any one met stops the trial.', []
+    when: Conditions = describe(
+        'Conditions "<metric> <op> <number>" (op: >= > <= <); any one met stops the trial. Besides the reported '
+        "metrics, Ray's own training_iteration (reports so far) and time_total_s (seconds) may be named.",
+        [],
+    )
+    all_when: Conditions = describe(
+        'Conditions "<metric> <op> <number>" like `when`; any one met by any trial ends the whole search.', []
     )
     max_trial_time_s: PositiveFloat | None = describe("Stop a trial after this many seconds.", None)
     time_budget_s: PositiveFloat | None = describe("Stop the whole experiment after this many seconds.", None)

@@ -310,11 +310,35 @@ def test_scaling_rules(write_spec):
 
 def test_scheduler_budgets(write_spec):
     base = MINIMAL.replace("{epochs: 2}", "{epochs: 10}") + "tune: {metric: val_loss, mode: min}\n"
-    assert codes(write_spec, base + "scheduler: {type: asha, max_t: 20}\n") == [("E209", "scheduler.max_t")]
     assert codes(write_spec, base + "scheduler: {type: asha, grace_period: 10}\n") == [
         ("E209", "scheduler.grace_period")
     ]
+    assert codes(write_spec, base + "scheduler: {type: asha, grace_period: 12, max_t: 12}\n") == [
+        ("E209", "scheduler.grace_period"),
+        ("W330", "scheduler.max_t"),
+    ]
     assert codes(write_spec, base + "scheduler: {type: asha, grace_period: 2, max_t: 8}\n") == []
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "expected"),
+    [
+        ("{type: asha, max_t: 20}", [("W330", "scheduler.max_t")]),
+        ("{type: hyperband, max_t: 30}", [("W330", "scheduler.max_t")]),
+        (
+            "{type: asha, max_t: 20, grace_period: 10}",
+            [("W330", "scheduler.max_t"), ("W330", "scheduler.grace_period")],
+        ),
+        ("{type: asha, max_t: 10}", []),
+    ],
+)
+def test_budgets_beyond_the_epochs_are_warnings_ray_accepts(write_spec, scheduler, expected):
+    """Ray takes a max_t beyond the epochs (the trials end at the last epoch, before the later rungs): a warning,
+    and the spec stays valid."""
+    base = MINIMAL.replace("{epochs: 2}", "{epochs: 10}") + "tune: {metric: val_loss, mode: min}\n"
+    report = api.check_file(write_spec(base + f"scheduler: {scheduler}\n"))
+    assert [(p.code, p.path) for p in report.problems] == expected
+    assert report.ok
 
 
 def test_mode_direction_warning(write_spec):

@@ -208,3 +208,20 @@ def test_a_search_turns_tunes_reporter_off_for_its_own_lines(write_spec):
     assert "callbacks=callbacks + ([progress] if progress else [])," in source
     assert "shown_as_asked(tuner, progress)" in source  # a restored search's own callback gives way to this run's
     assert "EpochProgress" not in source and "ShowEpochs" not in source
+
+
+def test_the_trial_that_ends_a_search_through_all_when_is_shown_ending(write_spec, monkeypatch, capsys):
+    """Tune stops the last trials of a search that stop.all_when ends without on_trial_complete: the end of the
+    search shows the one that had reported (never one that had not started)."""
+    text = SEARCH.replace("scheduler: {type: asha, grace_period: 1, reduction_factor: 2}\n", "")
+    script, _ = script_of(write_spec, text + "stop: {all_when: ['val_loss <= 0.3']}\n", monkeypatch)
+    progress = script.TrialProgress(8)
+    progress.setup(total_num_samples=3)
+    result = {"epoch": 1, "training_iteration": 2, "train_loss": 0.4, "val_loss": 0.25}
+    met, unstarted = trial("a_00000", "TERMINATED", result), trial("a_00001", "TERMINATED")
+    progress.on_experiment_end([met, unstarted])
+    assert capsys.readouterr().out.splitlines() == [
+        "searched: [2/3] trial a_00000 stopped early at epoch 2/8  train_loss 0.4  val_loss 0.25  elapsed 0.0s"
+    ]
+    assert "stop.all_when ended the search" not in (ROOT / "tests" / "golden" / "digits_asha.py").read_text()
+    assert "stop.all_when ended the search" in (ROOT / "tests" / "golden" / "digits_stop_all.py").read_text()

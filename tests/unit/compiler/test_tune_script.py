@@ -4,6 +4,7 @@ config, what the stop rules decide, what --smoke searches, what best.yaml says."
 from __future__ import annotations
 
 import types
+from pathlib import Path
 
 import pytest
 import yaml
@@ -73,6 +74,72 @@ def test_sampled_values_land_at_their_paths_and_config_stays_as_compiled(script)
 def test_stop_rules_are_direction_aware(script, result, stops):
     assert script.StopRules()("trial", result) is stops
     assert script.StopRules().stop_all() is False
+
+
+ALL_WHEN = """\
+stop:
+  when: ["training_iteration >= 2"]
+  all_when: ["val_accuracy >= 0.97", "val_loss < 0.05"]
+  plateau: {metric: val_loss}
+"""
+
+
+@pytest.fixture(scope="module")
+def ending_script(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ending") / "search.yaml"
+    path.write_text(SPEC[: SPEC.index("stop:")] + ALL_WHEN, encoding="utf-8")
+    return script_of(path)
+
+
+def test_all_when_ends_the_whole_search_through_ray_s_combined_stopper(ending_script):
+    """stop.all_when: the first result that meets a condition stops its trial and, through stop_all(), the
+    search; Ray's CombinedStopper (what the script builds with when and plateau) passes stop_all() on."""
+    from ray.tune.stopper import CombinedStopper
+
+    stopper = ending_script.make_stopper()
+    assert isinstance(stopper, CombinedStopper)
+    assert stopper("a", {"training_iteration": 1, "val_accuracy": 0.9, "val_loss": 0.3}) is False
+    assert stopper.stop_all() is False
+    assert stopper("b", {"training_iteration": 1, "val_accuracy": 0.5, "val_loss": 0.049}) is True  # < is strict
+    assert stopper.stop_all() is True
+    assert stopper("a", {"training_iteration": 1, "val_accuracy": 0.9, "val_loss": 0.3}) is True  # the rest stop
+
+
+def test_all_when_is_seen_on_the_report_that_also_ends_its_trial(ending_script):
+    """Ray's CombinedStopper stops asking at the first stopper that says stop (`any` over a generator): a report
+    that meets stop.when (training_iteration >= 2) and all_when at once must still end the search."""
+    stopper = ending_script.make_stopper()
+    assert stopper("c", {"training_iteration": 2, "val_accuracy": 0.98, "val_loss": 0.3}) is True
+    assert stopper.stop_all() is True
+
+
+@pytest.mark.parametrize(
+    ("result", "ends"),
+    [
+        ({"val_accuracy": 0.97, "val_loss": 0.2}, True),  # >= holds at equality
+        ({"val_accuracy": 0.969, "val_loss": 0.2}, False),
+        ({"val_accuracy": 0.5, "val_loss": 0.05}, False),
+        ({"val_accuracy": 0.5, "val_loss": 0.0499}, True),
+    ],
+)
+def test_stop_search_conditions(ending_script, result, ends):
+    stopper = ending_script.StopSearch()
+    assert stopper("trial", result) is ends
+    assert stopper.stop_all() is ends
+
+
+def test_training_iteration_stops_a_trial_after_that_many_reports(ending_script):
+    """Ray's own training_iteration, compared as the whole number it is (no E201: Ray adds it to every result)."""
+    rules = ending_script.StopRules()
+    assert rules("t", {"training_iteration": 1}) is False
+    assert rules("t", {"training_iteration": 2}) is True
+    assert rules.stop_all() is False
+    source = api.compile(api.load(Path(ending_script.__file__).with_suffix(".yaml")))
+    assert 'result["training_iteration"] >= 2\n' in source
+
+
+def test_stop_search_is_only_there_when_all_when_is(script):
+    assert not hasattr(script, "StopSearch")
 
 
 def test_smoke_searches_one_trial_with_each_grid_first_value(script):

@@ -183,6 +183,35 @@ def test_scheduler_budgets():
     assert hyperband["budget"]["hyperband_worker_epochs"] == 3 * 9 + 1 * 9
 
 
+def test_budgets_stop_at_the_last_epoch_when_max_t_is_beyond_it(write_spec):
+    """max_t 12 over 6 epochs (W330): Ray keeps its rungs, but no trial trains past epoch 6."""
+    spec = MINIMAL.replace("{epochs: 2}", "{epochs: 6}") + "tune: {metric: val_loss, mode: min, num_samples: 8}\n"
+    asha = plan(write_spec(spec + "scheduler: {type: asha, max_t: 12, reduction_factor: 2}\n"))
+    assert asha["scheduler"]["brackets"] == [[1, 2, 4, 8]]  # Ray's rungs, as ASHAScheduler(max_t=12) has them
+    assert asha["budget"]["asha_worst_case_worker_epochs"] == asha["budget"]["worst_case_worker_epochs"] == 8 * 6
+    assert asha["budget"]["asha_expected_worker_epochs"] == round(8 * (1 + 1 / 2 + 2 / 4 + 2 / 8))
+    hyperband = plan(write_spec(spec + "scheduler: {type: hyperband, max_t: 12}\n"))
+    assert [b["rungs"] for b in hyperband["scheduler"]["brackets"]][1] == [
+        {"epoch": 4, "trials": 5},
+        {"epoch": 12, "trials": 2},
+    ]
+    assert hyperband["budget"]["hyperband_worker_epochs"] == 3 * 6 + (5 * 4 + 2 * 2)
+
+
+def test_stop_rules_in_the_budget(capsys, monkeypatch):
+    """specs/digits_stop_all.yaml: training_iteration >= 2 caps each trial at 2 epochs; all_when is named."""
+    report = plan(ROOT / "specs" / "digits_stop_all.yaml")
+    assert report["budget"]["stop_when_epochs"] == 2
+    assert report["budget"]["stop_when_worker_epochs"] == 4 * 2 * 1
+    assert report["budget"]["all_when"] == ["val_accuracy >= 0.8"]
+    monkeypatch.setattr("specc.plan.trials.local_resources", lambda: dict(TWO_CPUS))
+    assert main(["plan", str(ROOT / "specs" / "digits_stop_all.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "stop.when: at most 8 (training_iteration: 2 epochs a trial)" in out
+    assert "stop.all_when val_accuracy >= 0.8 ends the whole search sooner if a trial meets it" in out
+    assert "stop_when_epochs" not in plan(ROOT / "specs" / "digits_asha.yaml")["budget"]
+
+
 # -- command line --------------------------------------------------------------------------------------------------
 
 

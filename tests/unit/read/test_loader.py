@@ -11,7 +11,7 @@ import pytest
 
 from specc import api
 from specc.read.document import MAX_BYTES, MAX_DEPTH, parse_text, read_file
-from specc.read.loader import load_raw
+from specc.read.loader import key_path, load_raw
 from specc.spec.errors import SpecError
 from tests.conftest import MINIMAL, located
 
@@ -223,3 +223,171 @@ def test_an_override_that_is_not_utf8_is_a_problem_shown_with_its_bytes(tmp_path
     assert done.returncode == 1, done.stderr
     assert b"Traceback" not in done.stderr
     assert b"error[E022]: the override is not valid UTF-8 (--set model.dropout=\\xff)" in done.stdout
+
+
+# --- --set with bracket paths: the form problems print, read back -----------------------------------------------
+SEARCH = (
+    MINIMAL
+    + """\
+tune:
+  metric: val_loss
+  mode: min
+  space:
+    training.optimizer.lr: {loguniform: [1.0e-4, 1.0e-1]}
+    model.dropout: {uniform: [0.0, 0.5]}
+scheduler: {type: asha, grace_period: 1}
+"""
+)
+PBT = (
+    MINIMAL.replace("{epochs: 2}", "{epochs: 6, checkpoint_every: 1}")
+    + """\
+scaling: {num_workers: 1}
+tune: {metric: val_loss, mode: min}
+scheduler:
+  type: pbt
+  mutations:
+    training.optimizer.lr: {loguniform: [1.0e-4, 1.0e-1]}
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("training.epochs", ["training", "epochs"]),
+        ("tune.space[training.optimizer.lr]", ["tune", "space", "training.optimizer.lr"]),
+        (
+            "tune.space[training.optimizer.lr].loguniform.0",
+            ["tune", "space", "training.optimizer.lr", "loguniform", "0"],
+        ),
+        ("scheduler.mutations[model.hidden_sizes.0]", ["scheduler", "mutations", "model.hidden_sizes.0"]),
+        ("a[b.c][d.e]", ["a", "b.c", "d.e"]),
+        ("[a.b]", ["a.b"]),
+    ],
+)
+def test_key_paths_read_brackets(text, parts):
+    assert key_path(text) == parts
+
+
+@pytest.mark.parametrize(
+    "text", ["a..b", "a.", ".a", "a[b", "a[]", "a]b", "a[b]c", "a.[b]", "a[b[c]]", "tune.space[x.y", ""]
+)
+def test_malformed_key_paths(text):
+    assert key_path(text) is None
+
+
+def test_problem_paths_read_back_as_set_paths(write_spec):
+    """Every problem's path, as printed, is a path --set takes to the same place."""
+    report = api.check_file(write_spec(SEARCH), ["tune.space[model.dropout]={uniform: [0, 2]}", "model.dropout=-1"])
+    assert [p.path for p in report.problems] == ["model.dropout", "tune.space[model.dropout].uniform"]
+    assert key_path(report.problems[1].path) == ["tune", "space", "model.dropout", "uniform"]
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "tune.space[training.optimizer.lr]={loguniform: [1.0e-3, 1.0e-2]}",
+        "tune.space[training.optimizer.lr].loguniform=[1.0e-3, 1.0e-2]",
+        "tune.space[training.optimizer.lr].loguniform.0=1.0e-3",
+    ],
+)
+def test_set_reaches_a_space_key_that_holds_dots(write_spec, override):
+    experiment = api.load(write_spec(SEARCH), [override])
+    assert experiment.tune.space["training.optimizer.lr"].args[0] == 1e-3
+    assert set(experiment.tune.space) == {"training.optimizer.lr", "model.dropout"}
+
+
+def test_set_adds_a_space_key_and_a_mutation(write_spec):
+    experiment = api.load(write_spec(SEARCH), ["tune.space[training.epochs]={choice: [1, 2]}"])
+    assert experiment.tune.space["training.epochs"].args == [1, 2]
+    pbt = api.load(write_spec(PBT), ["scheduler.mutations[training.optimizer.lr]={uniform: [0.01, 0.1]}"])
+    assert pbt.scheduler.mutations["training.optimizer.lr"].kind == "uniform"
+
+
+@pytest.mark.parametrize(
+    ("override", "spec"),
+    [
+        ("tune.space.training.optimizer.lr={loguniform: [1.0e-3, 1.0e-2]}", SEARCH),
+        ("scheduler.mutations.training.optimizer.lr={uniform: [0.01, 0.1]}", PBT),
+    ],
+)
+def test_a_space_key_written_with_dots_is_a_problem_that_shows_the_brackets(write_spec, override, spec):
+    (problem,) = api.check_file(write_spec(spec), [override]).problems
+    head = override.split(".training")[0]
+    assert (problem.code, problem.path, problem.line, problem.origin) == ("E022", head, None, f"--set {override}")
+    assert f"--set '{head}[training.optimizer.lr]=...'" in problem.hint
+
+
+@pytest.mark.parametrize(
+    ("override", "code", "path"),
+    [
+        ("tune.space[training.optimizer.lr].loguniform.0=1", "E110", "tune.space[training.optimizer.lr].loguniform"),
+        ("tune.space[model.dropout].uniform.1=2", "E203", "tune.space[model.dropout].uniform"),
+        ("tune.space[model.dropout]={choice: [0.1, 3]}", "E203", "tune.space[model.dropout].choice.1"),
+        (
+            "tune.space[training.optimizer.momentum]={uniform: [0, 1]}",
+            "E202",
+            "tune.space[training.optimizer.momentum]",
+        ),
+        ("model.hidden_sizes.0=0", "E106", "model.hidden_sizes.0"),
+        ("stop.all_when=['val_acc >= 1']", "E201", "stop.all_when.0"),
+    ],
+)
+def test_a_problem_in_a_value_from_set_is_located_at_the_set(write_spec, override, code, path):
+    """Not at the file's line of the distribution one bound of which the --set replaced: the file did not say it."""
+    (problem,) = api.check_file(write_spec(SEARCH), [override]).problems
+    assert (problem.code, problem.path, problem.line, problem.column) == (code, path, None, None)
+    assert problem.origin == f"--set {override}"
+    assert str(problem).startswith(f"{problem.file}: error[{code}]: {path}: ")
+    assert str(problem).endswith(f" (--set {override})")
+
+
+def test_the_file_s_own_problems_stay_at_their_lines_beside_a_set(write_spec):
+    spec = SEARCH.replace("hidden_sizes: [16]}", "hidden_sizes: [16], dropout: 2}")
+    problems = api.check_file(write_spec(spec), ["tune.space[training.optimizer.lr].loguniform.0=1"]).problems
+    assert sorted((p.code, p.line, p.origin) for p in problems) == [
+        ("E106", 4, None),
+        ("E110", None, "--set tune.space[training.optimizer.lr].loguniform.0=1"),
+    ]
+
+
+def test_a_contradiction_with_a_value_from_set_names_it(write_spec):
+    """grace_period is in the file, the epochs it contradicts came from --set: located at the file's line,
+    and saying which --set made it a problem."""
+    (problem,) = api.check_file(write_spec(SEARCH), ["training.epochs=1"]).problems
+    assert (problem.code, problem.path, problem.line) == ("E209", "scheduler.grace_period", 13)
+    assert problem.origin == "with --set training.epochs=1"
+
+
+def test_bracket_set_on_the_command_line(write_spec, capsys):
+    from specc.cli import main
+
+    path = write_spec(SEARCH)
+    assert main(["validate", str(path), "--set", "tune.space[training.optimizer.lr]={loguniform: [1.0e-3, 0.1]}"]) == 0
+    code = main(["validate", str(path), "--set", "tune.space[training.optimizer.lr].loguniform.0=1"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert (
+        "error[E110]: tune.space[training.optimizer.lr].loguniform: lower bound 1.0 must be below upper bound 0.1 "
+        "(--set tune.space[training.optimizer.lr].loguniform.0=1)"
+    ) in out
+
+
+def test_a_problem_of_another_field_stays_in_the_file_beside_a_set_in_its_section(write_spec):
+    """A --set of model.dropout does not draw the file's missing model.type to it."""
+    spec = MINIMAL.replace("model: {type: mlp, hidden_sizes: [16]}", "model: {hidden_sizes: [16]}")
+    (problem,) = api.check_file(write_spec(spec), ["model.dropout=0.1"]).problems
+    assert (problem.code, problem.line, problem.origin) == ("E102", 4, None)
+
+
+def test_source_map_locates_a_value_changed_in_part_at_the_set_but_never_a_whole_section():
+    from specc.read.document import Mark, SourceMap
+
+    in_file, from_set = Mark("s.yaml", 3, 1), Mark("s.yaml", None, None, "--set model.sizes.0=1")
+    source = SourceMap({("model",): in_file, ("model", "sizes"): in_file, ("model", "sizes", 0): in_file})
+    source.overrides[("model", "sizes", 0)] = source.values[("model", "sizes", 0)] = from_set
+    assert source.locate(("model", "sizes")) is from_set  # the list, changed in part
+    assert source.locate(("model", "sizes"), key=True) is in_file  # its key is the file's
+    assert source.locate(("model",)) is in_file  # a whole section: not drawn to a --set of one of its fields
+    source.drop(("model", "sizes"))
+    assert source.overrides == {}

@@ -18,7 +18,7 @@ def later_keys(text: str) -> set[str]:
         f"{section}.{name}"
         for (section, kind), names in LATER_FIELDS.items()
         for name in names
-        if name in data[section] and kind in (None, data[section].get("type"))
+        if name in (data[section] or {}) and kind in (None, data[section].get("type"))
     }
 
 
@@ -60,3 +60,16 @@ def test_a_second_release_field_is_recorded_once_it_differs_from_its_default(ove
     experiment = api.load("specs/digits_cnn.yaml", overrides=override)
     assert later_keys(dump_recorded(experiment)) == recorded
     assert yaml.safe_load(dump_recorded(experiment)) != yaml.safe_load(dump_recorded(api.load("specs/digits_cnn.yaml")))
+
+
+def test_stop_all_when_is_recorded_only_when_used():
+    """A search with a stop section (digits_asha) records no all_when at its default, so its runs still --resume."""
+    experiment = api.load("specs/digits_asha.yaml")
+    assert "all_when" in yaml.safe_load(dump_spec(experiment))["stop"]
+    assert later_keys(dump_recorded(experiment)) == set()
+    used = api.load("specs/digits_asha.yaml", overrides=["stop.all_when=['val_accuracy >= 0.99']"])
+    assert later_keys(dump_recorded(used)) == {"stop.all_when"}
+
+
+def test_a_spec_without_a_stop_section_records_none():
+    assert yaml.safe_load(dump_recorded(api.load("specs/digits_mlp.yaml"))).get("stop") is None

@@ -15,7 +15,13 @@ def stop(fields: str) -> str:
 
 
 def test_defaults(shown):
-    assert shown(stop(""))["stop"] == {"when": [], "max_trial_time_s": None, "time_budget_s": None, "plateau": None}
+    assert shown(stop(""))["stop"] == {
+        "when": [],
+        "all_when": [],
+        "max_trial_time_s": None,
+        "time_budget_s": None,
+        "plateau": None,
+    }
 
 
 def test_plateau_defaults(shown):
@@ -159,3 +165,73 @@ def test_metrics_must_be_reported(problems, fields, path):
 
 def test_stop_needs_tune(problems):
     assert problems("stop: {when: 'val_accuracy >= 0.9'}") == [("E205", "stop")]
+
+
+# -- stop.all_when, and Ray's own result keys (SPEC §12) -------------------------------------------------------------
+def test_all_when_takes_a_string_or_a_list(shown):
+    assert shown(stop("all_when: 'val_accuracy >= 0.99'"))["stop"]["all_when"] == ["val_accuracy >= 0.99"]
+    assert shown(stop("all_when: ['val_loss < 0.1', 'epoch >= 3']"))["stop"]["all_when"] == [
+        "val_loss < 0.1",
+        "epoch >= 3",
+    ]
+
+
+def test_all_when_conditions_are_parsed_like_when(report):
+    (problem,) = report(stop("all_when: ['val_loss < 1', 'val_loss == 1']")).problems
+    assert (problem.code, problem.path) == ("E111", "stop.all_when.1")
+
+
+def test_all_when_metrics_must_be_reported(report):
+    (problem,) = report(stop("all_when: ['val_acc >= 0.9']")).problems
+    assert (problem.code, problem.path, problem.hint) == ("E201", "stop.all_when.0", "did you mean 'val_accuracy'?")
+    assert problem.line is not None
+
+
+def test_all_when_needs_tune(problems):
+    assert problems("stop: {all_when: 'val_accuracy >= 0.9'}") == [("E205", "stop")]
+
+
+@pytest.mark.parametrize("field", ["when", "all_when"])
+@pytest.mark.parametrize(
+    "condition", ["training_iteration >= 2", "training_iteration > 1", "time_total_s >= 30", "time_total_s > 0.5"]
+)
+def test_ray_result_keys_may_be_named(problems, field, condition):
+    """Ray adds training_iteration and time_total_s to every result: no E201 for them, in when or all_when."""
+    assert problems(stop(f"{field}: '{condition}'")) == []
+
+
+def test_ray_result_keys_are_stop_only(problems):
+    assert problems("tune: {metric: training_iteration, mode: max}") == [("E201", "tune.metric")]
+    assert problems(stop("plateau: {metric: time_total_s}")) == [("E201", "stop.plateau.metric")]
+
+
+@pytest.mark.parametrize(
+    ("field", "condition", "expected", "said"),
+    [
+        ("when", "training_iteration < 3", "E231", "every trial would stop after one epoch"),
+        ("when", "training_iteration <= 1", "E231", "every trial would stop after one epoch"),
+        ("when", "training_iteration >= 1", "E231", "every trial would stop after one epoch"),
+        ("when", "training_iteration > 0.5", "E231", "is not a whole number"),
+        ("when", "training_iteration >= 1.5", "E231", "is not a whole number"),
+        ("all_when", "training_iteration >= 1", "E231", "the search would end after one epoch"),
+        ("when", "training_iteration >= 3", "W330", "never holds: training.epochs 2 ends every trial first"),
+        ("when", "training_iteration > 2", "W330", "never holds"),
+        ("when", "training_iteration < 1", "W330", "never holds"),
+        ("when", "time_total_s < 60", "E231", "every trial would stop there"),
+        ("when", "time_total_s <= 60", "E231", "holds at the first report (or never"),
+        ("when", "time_total_s >= 0", "E231", "holds at the first report"),
+        ("when", "time_total_s > 0", "E231", "holds at the first report"),
+        ("all_when", "time_total_s < 5", "E231", "the search would end there"),
+    ],
+)
+def test_conditions_on_ray_keys_that_cannot_mean_what_they_say(report, field, condition, expected, said):
+    """MINIMAL trains 2 epochs: training_iteration is 1 after the first report, 2 after the last."""
+    (problem,) = report(stop(f"{field}: '{condition}'")).problems
+    assert (problem.code, problem.path) == (expected, f"stop.{field}.0")
+    assert said in problem.message
+    assert problem.line is not None and problem.hint
+
+
+def test_the_last_epoch_is_a_reachable_training_iteration(problems):
+    assert problems(stop("when: 'training_iteration >= 2'")) == []
+    assert problems(stop("when: 'training_iteration > 1'")) == []
