@@ -15,6 +15,8 @@ from specc.check.fields import Locator, did_you_mean
 from specc.check.search_space import (
     compiled_in,
     data_fixed,
+    pbt_grid,
+    perturbations_fit,
     points_fit,
     ray_interpreted,
     search_supports,
@@ -830,6 +832,8 @@ RULES = (
     mode_direction,
     space_paths,
     search_supports,
+    pbt_grid,
+    perturbations_fit,
     points_fit,
     ray_interpreted,
     compiled_in,
