@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic.errors import PydanticInvalidForJsonSchema
 
 from specc.check.fields import Locator, did_you_mean
 from specc.read.document import Path
@@ -62,7 +63,8 @@ def space_paths(e: Experiment, at: Locator) -> Iterator[Problem]:
             if isinstance(value, Distribution):
                 yield from _probe(value, adapter, key, (*entry_path, value.kind), at)
             else:
-                yield from _probe_values(value, adapter, key, entry_path, at, _kind if _kind == "bounds" else "mutation")
+                name = "bounds" if _kind == "bounds" else "mutation"
+                yield from _probe_values(value, adapter, key, entry_path, at, name)
 
 
 def _path_problem(resolved: dict, parts: list[str]) -> tuple[str, str | None] | None:
@@ -202,9 +204,9 @@ def perturbed(e: Experiment) -> Iterator[tuple[str, Distribution, TypeAdapter]]:
         return
     resolved = e.model_dump()
     for key, entry in e.scheduler.mutations.items():
-        if isinstance(entry, Distribution) and entry.kind not in ("choice", "grid"):
-            if _path_problem(resolved, key.split(".")) is None:
-                yield key, entry, field_adapter(e, key.split("."))
+        numeric = isinstance(entry, Distribution) and entry.kind not in ("choice", "grid")
+        if numeric and _path_problem(resolved, key.split(".")) is None:
+            yield key, entry, field_adapter(e, key.split("."))
 
 
 def pbt_clips(e: Experiment) -> list[Clip]:
@@ -221,18 +223,22 @@ def pbt_clips(e: Experiment) -> list[Clip]:
         signs_kept = all(f > 0 for f in factors)
         integer = number.get("type") == "integer"
         low = high = None
-        shown = key.rsplit(".", 1)[-1]
+        parts = key.split(".")
+        shown = ".".join(parts[-2:]) if parts[-1].isdigit() else parts[-1]  # momentum, hidden_sizes.0
         low_text = high_text = ""
         if "minimum" in number or "exclusiveMinimum" in number:
             inclusive = "minimum" in number
             bound = number["minimum"] if inclusive else number["exclusiveMinimum"]
-            if not (signs_kept and min(values) >= 0 and bound <= 0):
+            # an integer is rounded after each perturbation (Ray's PBT): x0.5 or less can round 1 down to 0
+            rounds_to_zero = integer and not inclusive and bound == 0 and min(factors, default=1) <= 0.5
+            if not (signs_kept and min(values) >= 0 and bound <= 0) or rounds_to_zero:
                 low = bound if inclusive else _inside(distribution, adapter, bound, integer, lower=True)
             low_text = f"{bound} {'<=' if inclusive else '<'} "
         if "maximum" in number or "exclusiveMaximum" in number:
             inclusive = "maximum" in number
             bound = number["maximum"] if inclusive else number["exclusiveMaximum"]
-            if not (signs_kept and max(values) <= 0 and bound >= 0):
+            rounds_to_zero = integer and not inclusive and bound == 0 and min(factors, default=1) <= 0.5
+            if not (signs_kept and max(values) <= 0 and bound >= 0) or rounds_to_zero:
                 high = bound if inclusive else _inside(distribution, adapter, bound, integer, lower=False)
             high_text = f" {'<=' if inclusive else '<'} {bound}"
         if low is None and high is None:
@@ -268,7 +274,7 @@ def _number_schema(adapter: TypeAdapter) -> dict | None:
     """The JSON schema of a number field (its bounds), or None when the field is not a number."""
     try:
         schema = adapter.json_schema()
-    except Exception:  # noqa: BLE001 - a field without a JSON schema is no number
+    except PydanticInvalidForJsonSchema:  # a field without a JSON schema is no number
         return None
     for member in [schema, *schema.get("anyOf", [])]:
         if member.get("type") in ("number", "integer"):
@@ -288,7 +294,7 @@ def perturbations_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
         for start in distribution.probes():
             for factor in e.scheduler.perturbation_factors:
                 value = start * factor
-                value = int(round(value)) if isinstance(start, int) and not isinstance(start, bool) else value
+                value = round(value) if isinstance(start, int) and not isinstance(start, bool) else value
                 clip = clips.get(key)
                 if clip is not None:
                     value = min(value, clip.high) if clip.high is not None else value
