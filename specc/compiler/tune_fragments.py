@@ -73,6 +73,13 @@ def clip_line(clip) -> Code:
     return Code(f"config[{literal(clip.path)}] = {value}")
 
 
+def population_train(plan: Plan) -> bool:
+    """PBT/PB2 over trials that each drive a Ray Train run: the trial reports each Train checkpoint to Tune (for PBT
+    to copy to other trials) and starts its Train run from the Tune checkpoint it is given."""
+    scheduler = plan.experiment.scheduler
+    return plan.shape == "tune_train" and scheduler is not None and scheduler.type in ("pbt", "pb2")
+
+
 def tune_context(plan: Plan) -> dict:
     e = plan.experiment
     if e.tune is None:
@@ -83,6 +90,7 @@ def tune_context(plan: Plan) -> dict:
         "space": space,
         "has_grid": any(d.kind == "grid" for d in e.tune.space.values()),
         "mutations": {path: mutation(d) for path, d in getattr(e.scheduler, "mutations", {}).items()},
+        "population_train": population_train(plan),
         "keep_in_bounds": [(clip_line(clip), clip.why) for clip in pbt_clips(e)],
         "stop_conditions": [_condition(text) for text in (e.stop.when if e.stop else [])],
         "stoppers": _stoppers(plan),
@@ -142,6 +150,9 @@ def tune_imports(plan: Plan) -> tuple[set[str], set[str]]:
     stoppers = ["CombinedStopper"] * (rules and plateau) + ["Stopper"] * rules + ["TrialPlateauStopper"] * plateau
     if stoppers:
         froms.add(f"from ray.tune.stopper import {', '.join(stoppers)}")
-    if plan.shape == "tune_train":
+    if population_train(plan):
+        modules |= {"concurrent.futures", "hashlib"}
+        froms.add("from ray.util.queue import Empty, Queue")
+    elif plan.shape == "tune_train":
         froms.add("from ray.tune.integration.ray_train import TuneReportCallback")
     return modules, froms
