@@ -90,7 +90,6 @@ def tune_context(plan: Plan) -> dict:
         "space": space,
         "has_grid": any(d.kind == "grid" for d in e.tune.space.values()),
         "mutations": {path: mutation(d) for path, d in getattr(e.scheduler, "mutations", {}).items()},
-        "population_train": population_train(plan),
         "keep_in_bounds": [(clip_line(clip), clip.why) for clip in pbt_clips(e)],
         "stop_conditions": [_condition(text) for text in (e.stop.when if e.stop else [])],
         "stoppers": _stoppers(plan),
