@@ -226,6 +226,7 @@ def pbt_clips(e: Experiment) -> list[Clip]:
         parts = key.split(".")
         shown = ".".join(parts[-2:]) if parts[-1].isdigit() else parts[-1]  # momentum, hidden_sizes.0
         low_text = high_text = ""
+        edges = []  # where an exclusive float bound is kept: the edge of the mutation's range
         if "minimum" in number or "exclusiveMinimum" in number:
             inclusive = "minimum" in number
             bound = number["minimum"] if inclusive else number["exclusiveMinimum"]
@@ -233,6 +234,7 @@ def pbt_clips(e: Experiment) -> list[Clip]:
             rounds_to_zero = integer and not inclusive and bound == 0 and min(factors, default=1) <= 0.5
             if not (signs_kept and min(values) >= 0 and bound <= 0) or rounds_to_zero:
                 low = bound if inclusive else _inside(distribution, adapter, bound, integer, lower=True)
+                edges += [] if inclusive or integer else [f"at least {low}, the bottom of its range"]
             low_text = f"{bound} {'<=' if inclusive else '<'} "
         if "maximum" in number or "exclusiveMaximum" in number:
             inclusive = "maximum" in number
@@ -240,12 +242,14 @@ def pbt_clips(e: Experiment) -> list[Clip]:
             rounds_to_zero = integer and not inclusive and bound == 0 and min(factors, default=1) <= 0.5
             if not (signs_kept and max(values) <= 0 and bound >= 0) or rounds_to_zero:
                 high = bound if inclusive else _inside(distribution, adapter, bound, integer, lower=False)
+                edges += [] if inclusive or integer else [f"at most {high}, the top of its range"]
             high_text = f" {'<=' if inclusive else '<'} {bound}"
         if low is None and high is None:
             continue
         cast = int if integer else float
         low, high = (None if b is None else cast(b) for b in (low, high))
-        clips.append(Clip(key, low, high, integer, f"{low_text}{shown}{high_text}"))
+        why = f"{low_text}{shown}{high_text}" + "".join(f": {edge}" for edge in edges)
+        clips.append(Clip(key, low, high, integer, why))
     return clips
 
 

@@ -408,7 +408,7 @@ def make_searcher(at_once):
 def keep_in_bounds(config):
     """PBT's explore step multiplies a perturbed value by 1.2 or 0.8, again at every perturbation
     (scheduler.perturbation_factors): each is kept inside what its field accepts (run after Ray's explore step)."""
-    config["model.dropout"] = min(config["model.dropout"], 0.3)  # 0 <= dropout < 1
+    config["model.dropout"] = min(config["model.dropout"], 0.3)  # 0 <= dropout < 1: at most 0.3, the top of its range
     return config
 
 

@@ -100,7 +100,8 @@ def test_rays_explore_takes_tune_choice_out_of_its_set():
 
 def test_every_explored_value_is_valid_for_its_field(tmp_path):
     experiment, source, script = compiled(tmp_path)
-    assert 'config["model.dropout"] = min(config["model.dropout"], 0.5)  # 0 <= dropout < 1' in source
+    clip = 'config["model.dropout"] = min(config["model.dropout"], 0.5)'
+    assert f"{clip}  # 0 <= dropout < 1: at most 0.5, the top of its range" in source
     assert "custom_explore_fn=keep_in_bounds," in source
     # lr (> 0) and hidden sizes (> 0) cannot cross 0 by x1.2 / x0.8: no line for them
     assert 'config["training.optimizer.lr"] =' not in source
