@@ -73,13 +73,6 @@ def clip_line(clip) -> Code:
     return Code(f"config[{literal(clip.path)}] = {value}")
 
 
-def population_train(plan: Plan) -> bool:
-    """PBT/PB2 over trials that each drive a Ray Train run: the trial reports each Train checkpoint to Tune (for PBT
-    to copy to other trials) and starts its Train run from the Tune checkpoint it is given."""
-    scheduler = plan.experiment.scheduler
-    return plan.shape == "tune_train" and scheduler is not None and scheduler.type in ("pbt", "pb2")
-
-
 def tune_context(plan: Plan) -> dict:
     e = plan.experiment
     if e.tune is None:
@@ -149,9 +142,6 @@ def tune_imports(plan: Plan) -> tuple[set[str], set[str]]:
     stoppers = ["CombinedStopper"] * (rules and plateau) + ["Stopper"] * rules + ["TrialPlateauStopper"] * plateau
     if stoppers:
         froms.add(f"from ray.tune.stopper import {', '.join(stoppers)}")
-    if population_train(plan):
-        modules |= {"concurrent.futures", "hashlib"}
-        froms.add("from ray.util.queue import Empty, Queue")
-    elif plan.shape == "tune_train":
+    if plan.shape == "tune_train":
         froms.add("from ray.tune.integration.ray_train import TuneReportCallback")
     return modules, froms
