@@ -17,6 +17,7 @@ from specc.read.document import Path, SourceMap, dotted
 from specc.spec.base import PATTERN_MEANINGS
 from specc.spec.dataset import AUGMENTATION_NAMES
 from specc.spec.errors import Problem, excerpt
+from specc.spec.scheduler import MUTATION_TAGS
 from specc.spec.space import DISTRIBUTION_NAMES, DISTRIBUTIONS
 from specc.spec.walk import allowed_keys, choices, field_description, is_distribution, tags
 
@@ -80,7 +81,7 @@ def from_validation_error(error, data: dict, source: SourceMap, root: type[BaseM
 
 
 def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) -> Problem:
-    loc = tuple(item["loc"])
+    loc = _without_mutation_tag(tuple(item["loc"]))
     at_key = bool(loc) and loc[-1] == "[key]"  # a mapping's key is wrong, not its value
     if at_key:
         loc = loc[:-1]
@@ -156,6 +157,15 @@ def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) 
     return _located(code, message, path, source, hint, at_key=at_key)
 
 
+def _without_mutation_tag(loc: tuple) -> tuple:
+    """A pbt mutation is a distribution or a plain list: pydantic names the member it tried after the key."""
+    if loc[:1] == ("scheduler",) and "mutations" in loc[:3]:
+        tag = loc.index("mutations") + 2  # (scheduler, pbt, mutations, key, tag, ...)
+        if len(loc) > tag and loc[tag] in MUTATION_TAGS:
+            return loc[:tag] + loc[tag + 1 :]
+    return loc
+
+
 def _located(code, message, path, source, hint, *, anchor=None, at_key=False, key_of=None) -> Problem:
     if anchor == ():  # a key missing at the top level: the start of the file
         file = source.locate(())
@@ -172,6 +182,8 @@ def _tag_not_found(loc, path, value, source, root) -> Problem:
             message = f"a search-space entry has exactly one key, got {len(value)}: {', '.join(map(str, value))}"
         else:
             message = f"expected a one-key mapping such as {{uniform: [lo, hi]}}, got {_describe(value)}"
+            if "mutations" in loc[:3]:
+                message = message.replace("expected", "expected a plain list of values or", 1)
         return _located("E110", message, path, source, "distributions: " + ", ".join(DISTRIBUTION_NAMES))
     types_ = tags(root, loc)
     message = "missing required key 'type'"

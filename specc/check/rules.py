@@ -18,6 +18,8 @@ from specc.check.objective import check_objective
 from specc.check.search_space import (
     compiled_in,
     data_fixed,
+    pbt_grid,
+    perturbations_fit,
     points_fit,
     ray_interpreted,
     search_supports,
@@ -910,6 +912,8 @@ RULES = (
     mode_direction,
     space_paths,
     search_supports,
+    pbt_grid,
+    perturbations_fit,
     points_fit,
     ray_interpreted,
     compiled_in,

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic.errors import PydanticInvalidForJsonSchema
 
 from specc.check.fields import Locator, did_you_mean
 from specc.read.document import Path
@@ -62,7 +63,8 @@ def space_paths(e: Experiment, at: Locator) -> Iterator[Problem]:
             if isinstance(value, Distribution):
                 yield from _probe(value, adapter, key, (*entry_path, value.kind), at)
             else:
-                yield from _probe_values(value, adapter, key, entry_path, at, "bounds")
+                name = "bounds" if _kind == "bounds" else "mutation"
+                yield from _probe_values(value, adapter, key, entry_path, at, name)
 
 
 def _path_problem(resolved: dict, parts: list[str]) -> tuple[str, str | None] | None:
@@ -208,6 +210,150 @@ def _item_type(annotation):
     return typing.get_args(_strip(annotation))[0]
 
 
+# -- pbt: what its explore step can produce ---------------------------------------------------------------------
+class Clip(typing.NamedTuple):
+    """Bounds a pbt-perturbed value is kept inside (None: no limit on that side), as the script's keep_in_bounds
+    applies them after Ray's explore step."""
+
+    path: str
+    low: float | int | None
+    high: float | int | None
+    integer: bool
+    why: str  # the field's constraint, e.g. "0 <= momentum < 1"
+
+
+def perturbed(e: Experiment) -> Iterator[tuple[str, Distribution, TypeAdapter]]:
+    """(path, distribution, field validator) for each pbt mutation PBT perturbs as a number: a distribution other
+    than choice (a plain list or a choice is categorical: its values are checked as they are)."""
+    if e.scheduler is None or e.scheduler.type != "pbt":
+        return
+    resolved = e.model_dump()
+    for key, entry in e.scheduler.mutations.items():
+        numeric = isinstance(entry, Distribution) and entry.kind not in ("choice", "grid")
+        if numeric and _path_problem(resolved, key.split(".")) is None:
+            yield key, entry, field_adapter(e, key.split("."))
+
+
+def pbt_clips(e: Experiment) -> list[Clip]:
+    """The bounds PBT's perturbation can cross. It multiplies the current value by a perturbation factor (x1.2,
+    x0.8) at every explore step, again and again: a value can grow past any upper bound and shrink past any lower
+    bound, except that with positive factors it never changes sign (a bound at 0 holds)."""
+    clips = []
+    factors = e.scheduler.perturbation_factors if e.scheduler is not None and e.scheduler.type == "pbt" else []
+    for key, distribution, adapter in perturbed(e):
+        number = _number_schema(adapter)
+        if number is None or not all(isinstance(v, int | float) for v in _start_values(e, key, distribution)):
+            continue  # not a number: E203 reports the distribution's own values
+        values = _start_values(e, key, distribution)
+        signs_kept = all(f > 0 for f in factors)
+        integer = number.get("type") == "integer"
+        low = high = None
+        parts = key.split(".")
+        shown = ".".join(parts[-2:]) if parts[-1].isdigit() else parts[-1]  # momentum, hidden_sizes.0
+        low_text = high_text = ""
+        edges = []  # where an exclusive float bound is kept: the edge of the mutation's range
+        if "minimum" in number or "exclusiveMinimum" in number:
+            inclusive = "minimum" in number
+            bound = number["minimum"] if inclusive else number["exclusiveMinimum"]
+            # an integer is rounded after each perturbation (Ray's PBT): x0.5 or less can round 1 down to 0
+            rounds_to_zero = integer and not inclusive and bound == 0 and min(factors, default=1) <= 0.5
+            if not (signs_kept and min(values) >= 0 and bound <= 0) or rounds_to_zero:
+                low = bound if inclusive else _inside(distribution, adapter, bound, integer, lower=True)
+                edges += [] if inclusive or integer else [f"at least {low}, the bottom of its range"]
+            low_text = f"{bound} {'<=' if inclusive else '<'} "
+        if "maximum" in number or "exclusiveMaximum" in number:
+            inclusive = "maximum" in number
+            bound = number["maximum"] if inclusive else number["exclusiveMaximum"]
+            rounds_to_zero = integer and not inclusive and bound == 0 and min(factors, default=1) <= 0.5
+            if not (signs_kept and max(values) <= 0 and bound >= 0) or rounds_to_zero:
+                high = bound if inclusive else _inside(distribution, adapter, bound, integer, lower=False)
+                edges += [] if inclusive or integer else [f"at most {high}, the top of its range"]
+            high_text = f" {'<=' if inclusive else '<'} {bound}"
+        if low is None and high is None:
+            continue
+        cast = int if integer else float
+        low, high = (None if b is None else cast(b) for b in (low, high))
+        why = f"{low_text}{shown}{high_text}" + "".join(f": {edge}" for edge in edges)
+        clips.append(Clip(key, low, high, integer, why))
+    return clips
+
+
+def _start_values(e: Experiment, key: str, distribution: Distribution) -> list:
+    """Values a perturbed path can start from: its mutation's, and its tune.space entry's when it has one."""
+    values = list(distribution.probes())
+    entry = e.tune.space.get(key) if e.tune else None
+    if entry is not None:
+        values += list(entry.probes())
+    return values
+
+
+def _inside(distribution: Distribution, adapter: TypeAdapter, bound, integer: bool, lower: bool):
+    """Where to stop before an exclusive bound: the next integer, or the edge of the mutation's own range (its
+    lowest or highest value) when the field takes it."""
+    if integer:
+        return bound + 1 if lower else bound - 1
+    edge = distribution.args[0 if lower else 1] if distribution.ranged else None
+    if edge is not None and _rejects(adapter, float(edge)) is None:
+        return edge
+    probes = distribution.probes()
+    return min(probes) if lower else max(probes)
+
+
+def _number_schema(adapter: TypeAdapter) -> dict | None:
+    """The JSON schema of a number field (its bounds), or None when the field is not a number."""
+    try:
+        schema = adapter.json_schema()
+    except PydanticInvalidForJsonSchema:  # a field without a JSON schema is no number
+        return None
+    for member in [schema, *schema.get("anyOf", [])]:
+        if member.get("type") in ("number", "integer"):
+            return member
+    return None
+
+
+def perturbations_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """Each value PBT's explore step can produce, kept inside its field's bounds by keep_in_bounds, is valid for
+    its field; what clipping cannot fix is a problem (a constraint other than bounds)."""
+    if e.scheduler is None or e.scheduler.type != "pbt":
+        return
+    clips = {clip.path: clip for clip in pbt_clips(e)}
+    for key, distribution, adapter in perturbed(e):
+        if _number_schema(adapter) is None:
+            continue
+        for start in distribution.probes():
+            for factor in e.scheduler.perturbation_factors:
+                value = start * factor
+                value = round(value) if isinstance(start, int) and not isinstance(start, bool) else value
+                clip = clips.get(key)
+                if clip is not None:
+                    value = min(value, clip.high) if clip.high is not None else value
+                    value = max(value, clip.low) if clip.low is not None else value
+                error = _rejects(adapter, value)
+                if error:
+                    yield at(
+                        "E203",
+                        f"pbt perturbs {key} by x{factor}: {excerpt(start)} becomes {excerpt(value)}, which {key} "
+                        f"does not accept: {error}",
+                        ("scheduler", "mutations", key, distribution.kind),
+                        "mutate it with a plain list of valid values (categorical)",
+                    )
+                    return
+
+
+def pbt_grid(e: Experiment, at: Locator) -> Iterator[Problem]:
+    if e.scheduler is None or e.scheduler.type != "pbt":
+        return
+    for key, entry in e.scheduler.mutations.items():
+        if isinstance(entry, Distribution) and entry.kind == "grid":
+            yield at(
+                "E204",
+                "pbt cannot perturb a grid: Ray's PBT would read {grid_search: [...]} as nested mutations",
+                ("scheduler", "mutations", key, "grid"),
+                "write the values as a plain list (categorical)",
+                key=True,
+            )
+
+
 def search_supports(e: Experiment, at: Locator) -> Iterator[Problem]:
     if not e.tune:
         return
@@ -313,6 +459,8 @@ def ray_interpreted(e: Experiment, at: Locator) -> Iterator[Problem]:
         for key, entry in entries.items():
             if isinstance(entry, Distribution) and entry.kind in ("choice", "grid"):
                 values += [((*where, key, entry.kind, index), value) for index, value in enumerate(entry.args)]
+            elif isinstance(entry, list) and _kind == "mutations":
+                values += [((*where, key, index), value) for index, value in enumerate(entry)]
     if e.tune:
         for index, point in enumerate(e.tune.search.points_to_evaluate):
             values += [(("tune", "search", "points_to_evaluate", index, key), v) for key, v in point.items()]

@@ -6,6 +6,7 @@ stop operator) and values quoted by `render.literal`.
 
 from __future__ import annotations
 
+from specc.check.search_space import pbt_clips
 from specc.compiler.render import Code, literal
 from specc.compiler.resolve import Plan
 from specc.plan.shape import TRIAL_DRIVER_CPU
@@ -50,6 +51,28 @@ def domain(distribution: Distribution) -> Code:
     return Code(f"{function}({', '.join(literal(arg) for arg in distribution.args)})")
 
 
+def mutation(entry: Distribution | list) -> Code:
+    """A pbt mutation as Ray's PBT reads it: a plain list is categorical (a neighbouring value, or one resampled
+    from the list); a Domain is perturbed as a number (x0.8 / x1.2), so a choice becomes its plain list."""
+    if isinstance(entry, list):
+        return Code(literal(entry))
+    if entry.kind == "choice":
+        return Code(literal(list(entry.args)))
+    return domain(entry)
+
+
+def clip_line(clip) -> Code:
+    """`config["training.optimizer.momentum"] = min(config["training.optimizer.momentum"], 0.95)`."""
+    value = f"config[{literal(clip.path)}]"
+    if clip.high is not None:
+        value = f"min({value}, {literal(clip.high)})"
+    if clip.low is not None:
+        value = f"max({value}, {literal(clip.low)})"
+    if clip.integer:
+        value = f"int({value})"
+    return Code(f"config[{literal(clip.path)}] = {value}")
+
+
 def tune_context(plan: Plan) -> dict:
     e = plan.experiment
     if e.tune is None:
@@ -60,8 +83,9 @@ def tune_context(plan: Plan) -> dict:
     return {
         "space": space,
         "has_grid": any(d.kind == "grid" for d in e.tune.space.values()),
-        "mutations": {key(path): domain(d) for path, d in getattr(e.scheduler, "mutations", {}).items()},
+        "mutations": {key(path): mutation(d) for path, d in getattr(e.scheduler, "mutations", {}).items()},
         "bounds": {key(path): bounds for path, bounds in getattr(e.scheduler, "bounds", {}).items()},
+        "keep_in_bounds": [(clip_line(clip), clip.why) for clip in pbt_clips(e)],
         "points": [_point(point, e) for point in e.tune.search.points_to_evaluate],
         "step_word": "report" if e.objective is not None else "epoch",  # what a scheduler's budget of one is
         "stop_conditions": [_condition(text) for text in (e.stop.when if e.stop else [])],

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
 from specc.spec.base import PositiveInt, Probability, Section, SpacePath, describe
@@ -22,6 +22,17 @@ def _ordered(pair: list[float]) -> list[float]:
 
 
 Bounds = Annotated[list[float], Field(min_length=2, max_length=2), AfterValidator(_ordered)]
+
+MUTATION_TAGS = ("distribution", "values")
+# A pbt mutation: a distribution in tune.space's syntax, or a plain list of values (categorical, as Ray's PBT
+# treats lists: a perturbation moves to a neighbouring value or resamples one).
+Mutation = Annotated[
+    Union[
+        Annotated[AnyDistribution, Tag("distribution")],
+        Annotated[list[Any], Field(min_length=1), Tag("values")],
+    ],
+    Discriminator(lambda value: "values" if isinstance(value, list) else "distribution"),
+]
 
 
 class Fifo(Section):
@@ -62,8 +73,11 @@ class PopulationBased(Section):
 
 class Pbt(PopulationBased):
     type: Literal["pbt"] = describe("Population based training (PopulationBasedTraining).")
-    mutations: dict[SpacePath, AnyDistribution] = describe(
-        "Path -> distribution, in tune.space's syntax: how hyperparameters are resampled.", min_length=1
+    mutations: dict[SpacePath, Mutation] = describe(
+        "Path -> a distribution in tune.space's syntax (perturbed: multiplied by a perturbation factor, or "
+        "resampled), or a plain list of values (categorical: a neighbouring value, or one resampled from the list; "
+        "a choice is treated as this list).",
+        min_length=1,
     )
     resample_probability: Probability = describe("Chance to resample a value instead of perturbing it.", 0.25)
     perturbation_factors: Annotated[list[float], Field(min_length=2, max_length=2)] = describe(

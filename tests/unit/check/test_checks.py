@@ -236,6 +236,20 @@ def test_pbt_mutations_are_checked_like_the_space(write_spec):
     assert codes(write_spec, spec) == [("E202", "scheduler.mutations[training.optimizer.rate]")]
 
 
+def test_pbt_perturbations_that_clipping_does_not_cover_are_problems(write_spec, monkeypatch):
+    """Every value PBT's explore step can produce (x each perturbation factor) is checked against the field after
+    keep_in_bounds; with no clip for dropout (< 1), x1.2 of 0.9 is 1.08, which it refuses."""
+    from specc.check import search_space
+
+    spec = with_space("model.dropout: {uniform: [0.0, 0.5]}").replace("training: {epochs: 2}", "training: {epochs: 10}")
+    spec += PBT.format(interval=2).replace(
+        "training.optimizer.lr: {loguniform: [1.0e-4, 0.1]}", "model.dropout: {uniform: [0.0, 0.9]}"
+    )
+    assert codes(write_spec, spec) == []  # keep_in_bounds stops dropout at 0.9
+    monkeypatch.setattr(search_space, "pbt_clips", lambda e: [])
+    assert codes(write_spec, spec) == [("E203", "scheduler.mutations[model.dropout].uniform")]
+
+
 def test_pb2_bounds_must_be_numeric_fields(write_spec):
     spec = with_space("model.dropout: {uniform: [0.0, 0.5]}").replace("training: {epochs: 2}", "training: {epochs: 10}")
     spec += "scheduler: {type: pb2, bounds: {model.activation: [0, 1], model.dropout: [0.0, 0.5]}}\n"

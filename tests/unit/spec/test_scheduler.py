@@ -97,6 +97,12 @@ def test_constraints(problems, fields, expected):
             [],
         ),
         ("pbt, mutations: {nope.lr: {choice: [0.1]}}", [("E202", "scheduler.mutations[nope.lr]")]),
+        # a plain list: categorical, as Ray's PBT treats lists; each value must fit the field
+        ("pbt, mutations: {model.activation: [relu, tanh], training.optimizer.lr: [0.01, 0.1]}", []),
+        ("pbt, mutations: {model.dropout: [0.1, 1.5]}", [("E203", "scheduler.mutations[model.dropout].1")]),
+        ("pbt, mutations: {model.dropout: []}", [("E109", "scheduler.mutations[model.dropout]")]),
+        ("pbt, mutations: {model.dropout: 0.1}", [("E110", "scheduler.mutations[model.dropout]")]),
+        ("pbt, mutations: {model.dropout: {grid: [0.1, 0.2]}}", [("E204", "scheduler.mutations[model.dropout].grid")]),
     ],
 )
 def test_pbt_needs_valid_mutations(problems, fields, expected):

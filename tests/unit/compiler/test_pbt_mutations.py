@@ -1,0 +1,136 @@
+"""pbt mutations through Ray's own explore step (ray.tune.schedulers.pbt._explore, what PopulationBasedTraining
+calls when a trial exploits another): plain lists and choices stay inside their sets, and every value a chain
+of explore steps produces is valid for its field, kept inside its bounds by the script's keep_in_bounds."""
+
+from __future__ import annotations
+
+import random
+import types
+
+import pytest
+from ray import tune
+from ray.tune.schedulers import pbt
+
+from specc import api
+from specc.check.search_space import field_adapter
+
+SPEC = """\
+specc: 1
+name: pbt-draws
+framework: torch
+model: {{type: mlp, hidden_sizes: [32, 16], dropout: 0.1}}
+dataset: {{type: digits, batch_size: 64}}
+training: {{epochs: 8, optimizer: {{type: sgd, lr: 0.05, momentum: 0.9}}, checkpoint_every: 1}}
+scaling: {{num_workers: 1}}
+tune:
+  metric: val_accuracy
+  mode: max
+  num_samples: 4
+  space:
+    training.optimizer.momentum: {{uniform: [0.5, 0.95]}}
+scheduler:
+  type: pbt
+  perturbation_interval: 2
+  perturbation_factors: {factors}
+  mutations:
+    training.optimizer.momentum: {momentum}
+    training.optimizer.lr: {{loguniform: [1.0e-3, 0.3]}}
+    model.dropout: {{uniform: [0.0, 0.5]}}
+    model.hidden_sizes.0: {{randint: [1, 5]}}
+"""
+MOMENTA = [0.8, 0.9, 0.99]
+DRAWS = 2000
+
+
+def compiled(tmp_path, momentum="{choice: [0.8, 0.9, 0.99]}", factors="[1.2, 0.8]"):
+    path = tmp_path / "pbt.yaml"
+    path.write_text(SPEC.format(momentum=momentum, factors=factors), encoding="utf-8")
+    experiment = api.load(path)
+    source = api.compile(experiment)
+    script = types.ModuleType("compiled_pbt")
+    exec(compile(source, str(tmp_path / "pbt.py"), "exec"), script.__dict__)
+    return experiment, source, script
+
+
+def explore_chain(scheduler, config, seed=18):
+    """DRAWS explore steps, each from the last one's config (a trial perturbed again and again): the configs."""
+    rng_state = random.getstate()
+    random.seed(seed)
+    try:
+        configs = []
+        for _ in range(DRAWS):
+            config, _operations = pbt._explore(
+                config,
+                scheduler._hyperparam_mutations,
+                scheduler._resample_probability,
+                scheduler._perturbation_factors,
+                scheduler._custom_explore_fn,
+            )
+            configs.append(config)
+        return configs
+    finally:
+        random.setstate(rng_state)
+
+
+START = {
+    "training.optimizer.momentum": 0.93,  # sampled by tune.space: not in the mutation's set
+    "training.optimizer.lr": 0.05,
+    "model.dropout": 0.1,
+    "model.hidden_sizes.0": 3,
+}
+
+
+@pytest.mark.parametrize("momentum", ["{choice: [0.8, 0.9, 0.99]}", "[0.8, 0.9, 0.99]"])
+def test_choice_and_plain_list_stay_in_their_set_through_rays_explore(tmp_path, momentum):
+    _experiment, source, script = compiled(tmp_path, momentum)
+    assert '"training.optimizer.momentum": [0.8, 0.9, 0.99],' in source  # a plain list, as Ray's examples write
+    assert "tune.choice" not in source
+    configs = explore_chain(script.make_scheduler(), dict(START))
+    drawn = {config["training.optimizer.momentum"] for config in configs}
+    assert drawn == set(MOMENTA)  # every value of the set is reached, and nothing else
+
+
+def test_rays_explore_takes_tune_choice_out_of_its_set():
+    """Why a choice is compiled to a list: Ray perturbs a Domain as a number (this fails if Ray changes that)."""
+    scheduler = pbt.PopulationBasedTraining(hyperparam_mutations={"m": tune.choice(MOMENTA)})
+    drawn = {config["m"] for config in explore_chain(scheduler, {"m": 0.99})}
+    assert max(drawn) > 1  # 0.99 x 1.2 = 1.188: outside the set and outside momentum's constraint
+    assert not drawn <= set(MOMENTA)
+
+
+def test_every_explored_value_is_valid_for_its_field(tmp_path):
+    experiment, source, script = compiled(tmp_path)
+    clip = 'config["model.dropout"] = min(config["model.dropout"], 0.5)'
+    assert f"{clip}  # 0 <= dropout < 1: at most 0.5, the top of its range" in source
+    assert "custom_explore_fn=keep_in_bounds," in source
+    # lr (> 0) and hidden sizes (> 0) cannot cross 0 by x1.2 / x0.8: no line for them
+    assert 'config["training.optimizer.lr"] =' not in source
+    assert 'config["model.hidden_sizes.0"] =' not in source
+    adapters = {path: field_adapter(experiment, path.split(".")) for path in START}
+    configs = explore_chain(script.make_scheduler(), dict(START))
+    for config in configs:
+        for path, adapter in adapters.items():
+            adapter.validate_python(config[path])  # raises on the first value the field does not accept
+        assert isinstance(config["model.hidden_sizes.0"], int)  # Ray rounds a value that started as an int
+    dropouts = [config["model.dropout"] for config in configs]
+    assert max(dropouts) == 0.5  # perturbed past its range again and again, stopped at the top of it
+    assert max(config["training.optimizer.lr"] for config in configs) > 0.3  # PBT explores beyond the range
+
+
+def test_without_keep_in_bounds_the_same_draws_leave_the_field(tmp_path):
+    """The draws of the test above reach values the field refuses when nothing clips them."""
+    _experiment, _source, script = compiled(tmp_path)
+    scheduler = script.make_scheduler()
+    scheduler._custom_explore_fn = None
+    dropouts = [config["model.dropout"] for config in explore_chain(scheduler, dict(START))]
+    assert max(dropouts) >= 1
+
+
+def test_integers_are_clipped_as_integers(tmp_path):
+    """x0.4 rounds a hidden size of 1 down to 0: keep_in_bounds stops at 1 and keeps an int."""
+    _experiment, source, script = compiled(tmp_path, factors="[1.2, 0.4]")
+    line = 'config["model.hidden_sizes.0"] = int(max(config["model.hidden_sizes.0"], 1))  # 0 < hidden_sizes.0'
+    assert line in source
+    configs = explore_chain(script.make_scheduler(), dict(START))
+    sizes = [config["model.hidden_sizes.0"] for config in configs]
+    assert min(sizes) == 1 and all(isinstance(size, int) for size in sizes)
