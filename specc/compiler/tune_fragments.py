@@ -89,7 +89,7 @@ def tune_context(plan: Plan) -> dict:
         "points": [_point(point, e) for point in e.tune.search.points_to_evaluate],
         "step_word": "report" if e.objective is not None else "epoch",  # what a scheduler's budget of one is
         "stop_conditions": [_condition(text) for text in (e.stop.when if e.stop else [])],
-        "stop_all_conditions": [_condition(text) for text in (e.stop.all_when if e.stop else [])],
+        "stop_all_conditions": [(_as_written(text), _condition(text)) for text in (e.stop.all_when if e.stop else [])],
         "stoppers": _stoppers(plan),
         "scheduler_type": scheduler,
         "driver_cpu": TRIAL_DRIVER_CPU,
@@ -148,6 +148,12 @@ def _condition(text: str) -> Code:
     if metric == "training_iteration":  # a count of reports, a whole number (checked)
         value = int(value)
     return Code(f"result[{literal(metric)}] {op} {literal(value)}")
+
+
+def _as_written(text: str) -> str:
+    """ "val_accuracy>=0.80" -> "val_accuracy >= 0.8": a condition as the script and best.json name it."""
+    metric, op, value = parse_condition(text)
+    return f"{metric} {op} {int(value) if value == int(value) else value}"
 
 
 def tune_imports(plan: Plan) -> tuple[set[str], set[str]]:

@@ -166,6 +166,7 @@ BEST_KEYS = {
     "config": (lambda value: isinstance(value, dict), "an object"),
     "metrics": (lambda value: isinstance(value, dict), "an object"),
     "checkpoint": (lambda value: value is None or isinstance(value, str), "a path or null"),
+    "ended_by": (lambda value: value is None or isinstance(value, dict), "an object or null"),  # stop.all_when
 }
 
 

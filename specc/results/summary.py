@@ -6,6 +6,7 @@ import os
 import shlex
 
 from specc.results.run_dir import RunResults
+from specc.spec.errors import printable
 
 ARTEFACTS = ("results.csv", "best.json", "best.yaml", "script.py", "spec.resolved.yaml", "ray.log")
 
@@ -28,6 +29,14 @@ def summary(results: RunResults, seconds: float, color: bool = False) -> str:
             statuses[str(row.get("status"))] = statuses.get(str(row.get("status")), 0) + 1
         counts = ", ".join(f"{count} {status}" for status, count in sorted(statuses.items()))
         lines.append(f"  trials      {len(results.rows)} ({counts})")
+        end = best.get("ended_by")
+        if isinstance(end, dict):  # stop.all_when ended the search
+            condition, trial, reports = (
+                printable(str(end.get(key))) for key in ("condition", "trial_id", "training_iteration")
+            )
+            lines.append(
+                f"  ended by    stop.all_when {condition}: trial {trial} met it at training_iteration {reports}"
+            )
         if best.get("trial_id"):
             config = ", ".join(f"{key}={_number(value)}" for key, value in (best.get("config") or {}).items())
             lines.append(f"  best trial  {best['trial_id']}" + (f" ({config})" if config else ""))

@@ -6,11 +6,14 @@ The witnesses are Ray's own per-trial result.json files (one line per report) be
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
 
 from specc.api import load
+from specc.results.run_dir import read_run
+from specc.results.summary import summary
 from tests.conftest import ROOT
 
 from .conftest import run_spec
@@ -74,3 +77,16 @@ def test_all_when_ends_the_search_at_the_first_trial_that_meets_it(stopped_searc
     assert all(history(run_dir, row["trial_id"]) == [] and not row["epochs"] for row in last), last
     assert sum(len(history(run_dir, row["trial_id"])) for row in rows) == 2 + 2 + len(reports)
     assert by_id(rows)  # results.csv holds the search's trials
+
+
+def test_best_json_and_the_summary_say_the_search_was_ended_by_all_when(stopped_search):
+    run_dir, _ = stopped_search
+    rows = {row["training.optimizer.lr"]: row for row in trial_rows(run_dir)}
+    best = json.loads((run_dir / "best.json").read_text())
+    ended = {"condition": "val_accuracy >= 0.8", "trial_id": rows[0.1]["trial_id"], "training_iteration": 0}
+    ended["training_iteration"] = len(history(run_dir, rows[0.1]["trial_id"]))
+    assert best["ended_by"] == ended
+    text = summary(read_run(str(run_dir)), 1.0)
+    assert (
+        f"ended by    stop.all_when val_accuracy >= 0.8: trial {ended['trial_id']} met it at training_iteration" in text
+    )

@@ -416,19 +416,40 @@ class StopRules(Stopper):
         return False
 
 
+ALL_WHEN = {  # stop.all_when: each condition as written, and its test of a trial's result
+    "val_accuracy >= 0.8": lambda result: result["val_accuracy"] >= 0.8,
+}
+
+
 class StopSearch(Stopper):
-    """stop.all_when: the whole search ends once any trial reports a result where one of these holds."""
+    """stop.all_when: the whole search ends once any trial reports a result where one of ALL_WHEN holds."""
 
     def __init__(self):
         self.met = False
 
     def __call__(self, trial_id, result):
-        if result["val_accuracy"] >= 0.8:
+        if any(holds(result) for holds in ALL_WHEN.values()):
             self.met = True  # this trial stops too, and stop_all() ends the others and starts no new one
         return self.met
 
     def stop_all(self):
         return self.met
+
+
+def ended_by(results):
+    """best.json's ended_by: the earliest report of any trial that met a stop.all_when condition, which ended the
+    search (None: none did, the search ran its course)."""
+    met = [
+        (report["timestamp"], report["training_iteration"], trial_id(result), text)
+        for result in results
+        for report in ([] if result.metrics_dataframe is None else result.metrics_dataframe.to_dict("records"))
+        for text, holds in ALL_WHEN.items()
+        if holds(report)
+    ]
+    if not met:
+        return None
+    _, reports, trial, text = min(met)
+    return {"condition": text, "trial_id": trial, "training_iteration": int(reports)}
 
 
 def make_stopper():
@@ -562,6 +583,7 @@ def write_results(run_dir, results, config):
         "diverged": diverging,
         "run_dir": run_dir,
     }
+    summary["ended_by"] = ended_by(trials)  # stop.all_when
     files = {"results.csv": csv_text(rows), "best.json": strict_json(summary)}
     write_files(run_dir, {**files, "best.yaml": best_spec(config, summary)})
     return summary, rows

@@ -56,6 +56,19 @@ def test_a_search_summary_counts_trials_and_names_the_best(tmp_path):
     assert "  metrics     val_accuracy 0.95" in text and "checkpoint" not in text
 
 
+def test_a_search_that_stop_all_when_ended_says_so(tmp_path):
+    ended = {"condition": "val_accuracy >= 0.8", "trial_id": "a_00001", "training_iteration": 2}
+    rows = "trial_id,status,epochs,best_val_accuracy\na_00000,stopped,2,0.5\na_00001,stopped,2,0.81\n"
+    best = {"trial_id": "a_00001", "metric": "val_accuracy", "mode": "max", "metrics": {"val_accuracy": 0.81}}
+    text = summary(write_run(tmp_path / "ended", rows, {**best, "ended_by": ended}), 9.0)
+    assert "  ended by    stop.all_when val_accuracy >= 0.8: trial a_00001 met it at training_iteration 2\n" in text
+    hostile = {**ended, "condition": "\033]0;owned\007"}  # a run directory from elsewhere writes no escapes
+    text = summary(write_run(tmp_path / "hostile", rows, {**best, "ended_by": hostile}), 9.0)
+    assert "\033" not in text and "\007" not in text and "ended by" in text
+    for nothing in (None, "a string"):  # a search that ran its course, or a file that says nothing usable
+        assert "ended by" not in summary(write_run(tmp_path / str(nothing), rows, {**best, "ended_by": nothing}), 9.0)
+
+
 class Terminal(io.StringIO):
     def isatty(self):
         return True

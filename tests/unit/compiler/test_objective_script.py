@@ -53,7 +53,7 @@ VARIANTS = {
     "0.5}]}}",
     "hyperopt": "tune: {search: {type: hyperopt}}",
     "bayesopt": "tune: {search: {type: bayesopt}, space: {objective.params.nested.y: {uniform: [0, 2]}}}",
-    "asha_stop": "scheduler: {type: asha, grace_period: 2}\nstop: {when: ['loss <= 0.01'], "
+    "asha_stop": "scheduler: {type: asha, grace_period: 2}\nstop: {when: ['loss <= 0.01'], all_when: ['loss<0.0001'], "
     "plateau: {metric: loss, std: 0.001}}",
     "hyperband": "scheduler: {type: hyperband}",
     "median": "scheduler: {type: median_stopping, grace_period: 2}",
@@ -169,6 +169,28 @@ def test_stopper_counts_reports_and_max_steps_null_leaves_it_to_the_function(tmp
     assert not stop("t", {"loss": 0.5, "training_iteration": 3, "time_total_s": 1.0})
     assert stop("t", {"loss": 0.001, "training_iteration": 3, "time_total_s": 1.0})  # stop.when
     assert stop("t", {"loss": 0.5, "training_iteration": 8, "time_total_s": 1.0})  # max_steps
+    assert not stop.stop_all()
+    assert stop("t", {"loss": 0.00001, "training_iteration": 3, "time_total_s": 1.0}) and stop.stop_all()  # all_when
+
+
+def test_ended_by_names_the_earliest_report_that_met_all_when(tmp_path):
+    import pandas as pd
+
+    script = script_of(write_case(tmp_path, "asha_stop"))
+
+    def trial(name, losses, timestamps):
+        history = pd.DataFrame(
+            {"loss": losses, "training_iteration": range(1, len(losses) + 1), "timestamp": timestamps}
+        )
+        return types.SimpleNamespace(path=f"/runs/case/trial_{name}", metrics_dataframe=history)
+
+    late = trial("b", [0.5, 0.00005], [10, 20])
+    early = trial("a", [0.3, 0.2, 0.00009], [11, 12, 13])
+    assert script.ended_by([late, early]) == {"condition": "loss < 0.0001", "trial_id": "a", "training_iteration": 3}
+    assert (
+        script.ended_by([trial("c", [0.5, float("nan")], [1, 2]), types.SimpleNamespace(metrics_dataframe=None)])
+        is None
+    )
 
 
 def test_results_rows_name_spec_paths_and_best_yaml_is_a_one_trial_spec(tmp_path):
