@@ -757,18 +757,20 @@ EPOCHS = ("training", "epochs")
 
 
 def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
-    scheduler, epochs = e.scheduler, e.training.epochs
+    scheduler, epochs = e.scheduler, e.longest_epochs()  # the longest trial's, when training.epochs is searched
     if scheduler is None:
         return
+    searched = e.tune is not None and "training.epochs" in e.tune.space
+    budget = f"the longest trial's {epochs} epochs" if searched else f"training.epochs {epochs}"
+    also = ("tune", "space", "training.epochs") if searched else EPOCHS
     max_t = getattr(scheduler, "max_t", None)
     if max_t and max_t > epochs:  # Ray accepts it: the trials simply end at the last epoch, before the later rungs
         yield at(
             "W330",
-            f"max_t {max_t} exceeds training.epochs {epochs}: trials end at epoch {epochs}, and the rungs after it "
-            "are never reached",
+            f"max_t {max_t} exceeds {budget}: trials end at epoch {epochs}, and the rungs after it are never reached",
             ("scheduler", "max_t"),
-            "leave max_t out: it defaults to training.epochs",
-            also=EPOCHS,
+            "leave max_t out: it defaults to " + ("the most epochs a trial trains" if searched else "training.epochs"),
+            also=also,
         )
     grace = getattr(scheduler, "grace_period", None)
     if grace and grace >= (max_t or epochs) and scheduler.type != "fifo":
@@ -776,23 +778,23 @@ def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
             "E209",
             f"grace_period {grace} leaves no epoch in which a trial could be stopped (budget {max_t or epochs})",
             ("scheduler", "grace_period"),
-            also=("scheduler", "max_t") if max_t and max_t != epochs else EPOCHS,
+            also=("scheduler", "max_t") if max_t and max_t != epochs else also,
         )
     elif grace and max_t and epochs <= grace < max_t:
         yield at(
             "W330",
-            f"grace_period {grace} is not below training.epochs {epochs}: every trial ends before its first rung",
+            f"grace_period {grace} is not below {budget}: every trial ends before its first rung",
             ("scheduler", "grace_period"),
             f"a grace_period below {epochs}",
-            also=EPOCHS,
+            also=also,
         )
     interval = getattr(scheduler, "perturbation_interval", None)
     if interval and interval >= epochs:
         yield at(
             "E209",
-            f"perturbation_interval {interval} is not below training.epochs {epochs}: trials would never be perturbed",
+            f"perturbation_interval {interval} is not below {budget}: trials would never be perturbed",
             ("scheduler", "perturbation_interval"),
-            also=EPOCHS,
+            also=also,
         )
 
 

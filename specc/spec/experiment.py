@@ -84,10 +84,17 @@ class Experiment(Section):
             metrics=["mse"] if regression else ["accuracy"],
         )
         _fill(self.training, "lr_schedule", t_max=epochs)
-        _fill(self, "scheduler", max_t=epochs)
+        _fill(self, "scheduler", max_t=self.longest_epochs())
         if self.framework == "torch":
             _fill(self, "scaling", backend="nccl" if self.scaling.use_gpu else "gloo")
         return self
+
+    def longest_epochs(self) -> int:
+        """The most epochs a trial can train: training.epochs, or the most a search over it can draw."""
+        searched = self.tune.space.get("training.epochs") if self.tune is not None else None
+        drawn = searched.probes() if searched is not None else []
+        whole = [value for value in drawn if isinstance(value, int) and not isinstance(value, bool)]
+        return max([self.training.epochs, *whole]) if len(whole) == len(drawn) else self.training.epochs
 
     def trains_model(self) -> bool:
         """Whether the spec trains a model (model + dataset + training), rather than running an objective."""

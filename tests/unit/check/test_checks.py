@@ -355,6 +355,30 @@ def test_budgets_beyond_the_epochs_are_warnings_ray_accepts(write_spec, schedule
     assert report.ok
 
 
+@pytest.mark.parametrize(
+    ("epochs", "scheduler", "expected"),
+    [
+        ("{choice: [4, 16]}", "{type: asha, grace_period: 12}", []),  # the 16-epoch trials have rungs
+        ("{choice: [4, 16]}", "{type: asha, max_t: 20}", [("W330", "scheduler.max_t")]),
+        ("{randint: [2, 13]}", "{type: asha, grace_period: 12}", [("E209", "scheduler.grace_period")]),  # at most 12
+        (
+            "{grid: [4, 8]}",
+            "{type: pbt, perturbation_interval: 6, mutations: {training.optimizer.lr: [0.1, 0.01]}}",
+            [],
+        ),
+    ],
+)
+def test_a_searched_epochs_gives_the_budget_of_the_longest_trial(write_spec, epochs, scheduler, expected):
+    """With training.epochs in the space, the scheduler's budget (and max_t's default) is the longest trial's: a
+    grace period beyond the spec's own 10 epochs is fine when some trials train 16."""
+    base = MINIMAL.replace("{epochs: 2}", "{epochs: 10}")
+    base += f"tune: {{metric: val_loss, mode: min, space: {{training.epochs: {epochs}}}}}\n"
+    report = api.check_file(write_spec(base + f"scheduler: {scheduler}\n"))
+    assert [(p.code, p.path) for p in report.problems] == expected
+    if not expected and "asha" in scheduler:
+        assert api.load(write_spec(base + f"scheduler: {scheduler}\n")).scheduler.max_t == 16  # not 10: no trial cut
+
+
 def test_mode_direction_warning(write_spec):
     report = api.check_file(write_spec(MINIMAL + "tune: {metric: val_accuracy, mode: min}\n"))
     assert [(p.code, p.severity) for p in report.problems] == [("W301", "warning")]
