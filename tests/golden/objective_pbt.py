@@ -32,6 +32,7 @@ import time
 
 import pyarrow.fs
 import ray
+import tqdm
 import yaml
 from ray import tune
 from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback
@@ -187,9 +188,12 @@ def main(argv=None, artefacts=None, echo=True, ray_started=False):
         load_factory(OBJECTIVE)  # here first: a missing module or name stops the run before any trial starts
         trainable = tune.with_resources(tune.with_parameters(run_trial, where=where), per_trial)
         callbacks = trackers(run_dir)  # run.callbacks (a restored search keeps the ones it started with)
-        os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # Tune's status table (verbose=1), not the newer boxes
+        progress = None if args.quiet else TrialProgress(1 if args.smoke else MAX_STEPS)  # in place of Tune's reporter
+        # Tune's newer console output prints its header box even at verbose=0; its older one, nothing at verbose=0.
+        os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
         if args.resume and tune.Tuner.can_restore(run_dir):
             tuner = tune.Tuner.restore(run_dir, trainable, resume_unfinished=True, resume_errored=True)
+            shown_as_asked(tuner, progress)
         else:
             tuner = tune.Tuner(
                 trainable,
@@ -211,8 +215,8 @@ def main(argv=None, artefacts=None, echo=True, ray_started=False):
                     checkpoint_config=tune.CheckpointConfig(
                         num_to_keep=4, checkpoint_score_attribute="mean_accuracy", checkpoint_score_order="max"
                     ),
-                    callbacks=callbacks,
-                    verbose=0 if args.quiet else 1,
+                    callbacks=callbacks + ([progress] if progress else []),
+                    verbose=0,  # TrialProgress shows the search
                 ),
             )
         summary, rows = write_results(run_dir, tuner.fit())
@@ -246,7 +250,7 @@ def parse_args(argv):
     parser.add_argument(
         "--force", action="store_true", help="with --resume: even if the spec changed since the run began"
     )
-    parser.add_argument("--quiet", action="store_true", help="no status table: the final summary only")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines: the final summary only")
     parser.add_argument(
         "--verbose", action="store_true", help="Ray's own output on the console too, not only in ray.log"
     )
@@ -324,10 +328,6 @@ def trial_table(rows):
     )
 
 
-def number(value):
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
-
-
 def trial_name(trial):
     """trial_<id>, as results.csv names it (Ray's default puts every sampled value into the directory name)."""
     return f"trial_{trial.trial_id}"
@@ -385,6 +385,97 @@ def nulled(value):
     if isinstance(value, dict):
         return {key: nulled(item) for key, item in value.items()}
     return [nulled(item) for item in value] if isinstance(value, list) else value
+
+
+# Progress a person can follow, on this process's stdout (--quiet: none): one line per trial event,
+# or on a terminal a tqdm bar over the trials.
+
+
+class TrialProgress(tune.Callback):
+    """One line per trial event, in Tune's driver: started (with its sampled values), a report at a rung of ASHA or
+    HyperBand, stopped early, finished, failed and retried, errored; `[done/all]` counts the trials ended. A step is
+    one report of the function (Tune's training_iteration)."""
+
+    def __init__(self, steps):
+        self.steps = steps  # objective.max_steps (None: the function decides how many)
+
+    def setup(self, total_num_samples=None, **info):
+        """At the start of the search, a resumed one's too."""
+        self.began, self.total, self.ended, self.values = time.monotonic(), total_num_samples, set(), {}
+        bar = sys.stdout.isatty()
+        self.bar = tqdm.tqdm(total=total_num_samples, desc=RUN_NAME, unit="trial", file=sys.stdout) if bar else None
+
+    def on_trial_start(self, iteration, trials, trial, **info):
+        """Also when a trial goes on: after a scheduler paused it (HyperBand), a retry, or PBT's exploit (new values:
+        shown), or in a resumed search."""
+        values = [f"{path.rsplit('.', 1)[-1]}={number(value)}" for path, value in sampled(trial.config).items()]
+        ran = (trial.last_result or {}).get("training_iteration", 0)
+        changed = values if values != self.values.get(trial.trial_id) else []
+        self.values[trial.trial_id] = values
+        self.show(trials, trial, f"continues after {self.step(ran)}" if ran else "started", *changed)
+
+    def on_trial_complete(self, iteration, trials, trial, **info):
+        result = trial.last_result or {}
+        ran = result.get("training_iteration", 0)
+        ended = "finished" if self.steps is None or ran >= self.steps else "stopped early"
+        self.ended.add(trial.trial_id)
+        self.show(trials, trial, f"{ended} at {self.step(ran)}", metric_text(result))
+
+    def on_trial_recover(self, iteration, trials, trial, **info):
+        ran = (trial.last_result or {}).get("training_iteration", 0)
+        self.show(trials, trial, f"failed at {self.step(ran)}, retrying")
+
+    def step(self, ran):
+        return f"step {ran}" if self.steps is None else f"step {ran}/{self.steps}"
+
+    def on_trial_error(self, iteration, trials, trial, **info):
+        self.ended.add(trial.trial_id)
+        self.show(trials, trial, "errored", *([f"see {trial.error_file}"] if trial.error_file else []))
+
+    def on_experiment_end(self, trials, **info):
+        if self.bar:
+            self.bar.close()
+
+    def show(self, trials, trial, event, *details):
+        ended = self.ended | {
+            t.trial_id for t in trials if t.status in ("TERMINATED", "ERROR")
+        }  # a resumed search's too
+        if self.bar:
+            self.bar.update(len(ended) - self.bar.n)
+            self.bar.set_postfix_str(f"trial {trial.trial_id} {event}")
+            return
+        elapsed = f"elapsed {duration(time.monotonic() - self.began)}"
+        line = "  ".join([f"{RUN_NAME}: [{len(ended)}/{self.total}] trial {trial.trial_id} {event}", *details, elapsed])
+        print(line, flush=True)
+
+
+def shown_as_asked(tuner, progress):
+    """Tuner.restore brings back the callbacks a search started with, its progress lines among them: this run's own
+    take their place, none with --quiet. (Ray Tune has no public setter; through Ray Client, the restored ones stay.)"""
+    internal = getattr(tuner, "_local_tuner", None)
+    if internal is None:
+        return
+    run_config = internal.get_run_config()
+    # By name: the restored one's class was unpickled, by value when specc run executed this source, so not this one
+    kept = [callback for callback in run_config.callbacks or [] if type(callback).__name__ != "TrialProgress"]
+    run_config.callbacks = kept + ([progress] if progress else [])
+
+
+def metric_text(metrics):
+    """The report's declared metrics (objective.metrics) as `name value` pairs (4 significant digits)."""
+    return "  ".join(f"{name} {number(metrics[name])}" for name in REPORTED if name in metrics)
+
+
+def number(value):
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def duration(seconds):
+    """12.3s, 4m05s, 1h02m."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes = int(seconds // 60)
+    return f"{minutes}m{int(seconds % 60):02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
 
 
 def run_location(args):

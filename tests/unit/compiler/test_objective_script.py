@@ -263,3 +263,26 @@ def test_hostile_params_stay_data(tmp_path):
     tree = ast.parse(source)
     config = next(node.value for node in tree.body if isinstance(node, ast.Assign) and node.targets[0].id == "CONFIG")
     assert ast.literal_eval(config) == spec["objective"]["params"]
+
+
+def test_progress_lines_count_steps_and_show_the_sampled_params(tmp_path, capsys):
+    """An objective search shows specc's lines, not Tune's status table: steps are the function's reports."""
+    script = script_of(write_case(tmp_path, "asha_stop"))
+    progress = script.TrialProgress(8)
+    progress.setup(total_num_samples=2)
+    trial = types.SimpleNamespace(
+        trial_id="a_00000", config={"steps": 8, "x": 2.5, "nested": {"y": 0.5}}, last_result=None, status="RUNNING"
+    )
+    progress.on_trial_start(0, [trial], trial)
+    progress.on_trial_result(0, [trial], trial, {"training_iteration": 2, "loss": 1.5, "step": 1})
+    trial.last_result, trial.status = {"training_iteration": 4, "loss": 0.75, "step": 3}, "TERMINATED"
+    progress.on_trial_complete(0, [trial], trial)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("objective-case: [0/2] trial a_00000 started  x=2.5  y=0.5  elapsed ")
+    # only the declared metrics (objective.metrics: [loss]), never Tune's own or undeclared ones
+    assert lines[1].startswith("objective-case: [0/2] trial a_00000 step 2/8 (rung)  loss 1.5  elapsed")
+    assert lines[2].startswith("objective-case: [1/2] trial a_00000 stopped early at step 4/8  loss 0.75  elapsed")
+    unbounded = script_of(write_case(tmp_path, "unbounded")).TrialProgress(None)
+    unbounded.setup(total_num_samples=1)
+    unbounded.on_trial_complete(0, [trial], trial)
+    assert "finished at step 4  loss 0.75" in capsys.readouterr().out  # max_steps null: the function decides
