@@ -802,18 +802,22 @@ OPERATORS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operat
 
 
 def ray_key_conditions(e: Experiment, at: Locator) -> Iterator[Problem]:
-    """stop conditions on Ray's own training_iteration (reports so far: 1 after the first epoch) and time_total_s:
-    one every trial meets at its first report (E231), or one no trial reaches within training.epochs (W330)."""
+    """stop conditions on Ray's own training_iteration (reports so far: 1 after the first epoch or the function's
+    first report) and time_total_s: one every trial meets at its first report (E231), or one no trial reaches within
+    its budget, training.epochs or objective.max_steps (W330)."""
     if e.stop is None:
         return
-    epochs = getattr(getattr(e, "training", None), "epochs", None)
+    if e.objective is not None:
+        budget, unit, where = e.objective.max_steps, "report", ("objective", "max_steps")
+    else:
+        budget, unit, where = getattr(getattr(e, "training", None), "epochs", None), "epoch", EPOCHS
     for field in ("when", "all_when"):
         stops = "every trial would stop" if field == "when" else "the search would end"
         for index, condition in enumerate(getattr(e.stop, field)):
             metric, op, value = parse_condition(condition)
             shown = repr(condition.strip())
             if metric == "training_iteration":
-                found = _iteration_problem(shown, op, value, epochs, stops)
+                found = _iteration_problem(shown, op, value, (budget, unit, where), stops)
             elif metric == "time_total_s" and (op in ("<=", "<") or value <= 0):  # a trial's time is above 0
                 message = f"{shown} holds at the first report (or never, if it comes later): {stops} there"
                 found = ("E231", message, "time_total_s >= SECONDS stops once a trial has run that long")
@@ -821,22 +825,24 @@ def ray_key_conditions(e: Experiment, at: Locator) -> Iterator[Problem]:
                 continue
             if found:
                 code, message, hint = found
-                yield at(code, message, ("stop", field, index), hint, also=EPOCHS if code == "W330" else ())
+                yield at(code, message, ("stop", field, index), hint, also=where if code == "W330" else ())
 
 
-def _iteration_problem(shown: str, op: str, value: float, epochs: int | None, stops: str) -> tuple | None:
-    """(code, message, hint) for a training_iteration condition that cannot mean what it says, or None."""
+def _iteration_problem(shown: str, op: str, value: float, budget: tuple, stops: str) -> tuple | None:
+    """(code, message, hint) for a training_iteration condition that cannot mean what it says, or None. `budget`:
+    (the most reports a trial makes or None, what one report is, the field that says so)."""
+    most, unit, where = budget
     holds, rising = OPERATORS[op], op in (">=", ">")
-    after_n = "training_iteration >= N stops after N epochs"
+    after_n = f"training_iteration >= N stops after N {unit}s"
     if value != int(value):
         whole = f"training_iteration {'>=' if rising else '<='} {math.ceil(value) if rising else math.floor(value)}"
         return "E231", f"training_iteration counts reports: {_plain(value)} is not a whole number", whole
     if holds(1, value):
-        message = f"{shown} holds at the first report (training_iteration 1): {stops} after one epoch"
+        message = f"{shown} holds at the first report (training_iteration 1): {stops} after one {unit}"
         return "E231", message, after_n if not rising else "a number above 1"
-    if epochs is not None and not holds(epochs if rising else 1, value):
-        message = f"{shown} never holds: training.epochs {epochs} ends every trial first"
-        return "W330", message, f"a number up to {epochs}" if rising else after_n
+    if most is not None and not holds(most if rising else 1, value):
+        message = f"{shown} never holds: {'.'.join(where)} {most} ends every trial first"
+        return "W330", message, f"a number up to {most}" if rising else after_n
     return None
 
 
@@ -934,6 +940,8 @@ OBJECTIVE_RULES = (
     mode_direction,
     space_paths,
     search_supports,
+    pbt_grid,
+    ray_key_conditions,
     points_fit,
     ray_interpreted,
     working_dir_holds_spec,
