@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Iterator
 
+from specc.check.conditional import conditional_problems
 from specc.check.factories import factories_allowed
 from specc.check.fields import Locator, did_you_mean
 from specc.check.objective import check_objective
@@ -916,6 +917,7 @@ RULES = (
     perturbations_fit,
     points_fit,
     ray_interpreted,
+    conditional_problems,
     compiled_in,
     data_fixed,
     scheduler_budget,
@@ -934,6 +936,7 @@ OBJECTIVE_RULES = (
     search_supports,
     points_fit,
     ray_interpreted,
+    conditional_problems,
     working_dir_holds_spec,
     extras_installed,
 )
