@@ -58,6 +58,15 @@ def conditional_entries(e: Experiment) -> Iterator[tuple[str, Distribution]]:
                 yield key, entry
 
 
+def mapping_entries(e: Experiment) -> Iterator[tuple[str, Distribution]]:
+    """tune.space choices and grids with a mapping among their options: each option is a whole section, which the
+    script holds with its defaults filled in (compiled_options)."""
+    if e.tune:
+        for key, entry in e.tune.space.items():
+            if entry.kind in ("choice", "grid") and any(isinstance(option, dict) for option in entry.args):
+                yield key, entry
+
+
 def parsed(raw: dict) -> Distribution | None:
     try:
         return _DISTRIBUTION.validate_python(raw)
@@ -108,14 +117,14 @@ def with_values(option: Any, pick) -> Any:
 
 
 def compiled_options(e: Experiment, key: str, entry: Distribution) -> list:
-    """Each option as the trial's config receives it: validated as the section at `key` (defaults filled, the
-    section's field order), Distribution objects where the option samples. Plain options are as written."""
+    """Each option as the trial's config receives it: a mapping validated as the section at `key` (defaults filled,
+    the section's field order), Distribution objects where the option samples. Other options are as written."""
     from specc.check.search_space import field_adapter
 
     adapter = field_adapter(e, key.split(".")) if e.objective is None else None
     options = []
     for option in entry.args:
-        if not isinstance(option, dict) or not any(nested(option)):
+        if not isinstance(option, dict):
             options.append(option)
             continue
         distributions = {path: parsed(raw) for path, raw in nested(option)}

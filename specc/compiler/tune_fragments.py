@@ -55,7 +55,7 @@ def domain(distribution: Distribution) -> Code:
 def space_domain(e, path: str, distribution: Distribution) -> Code:
     """A tune.space entry as a Ray domain; a conditional choice or grid holds each option whole (its section's
     fields, defaults filled in) with its own domains inside: Ray samples those only in the trials that choose it."""
-    if not is_conditional(distribution):
+    if distribution.kind not in ("choice", "grid") or not any(isinstance(o, dict) for o in distribution.args):
         return domain(distribution)
     options = compiled_options(e, path, distribution)
     return Code(f"{DOMAINS[distribution.kind]}({literal(_with_code(options, domain))})")
