@@ -6,7 +6,7 @@ stop operator) and values quoted by `render.literal`.
 
 from __future__ import annotations
 
-from specc.check.conditional import compiled_options, conditional_entries, is_conditional, option_label
+from specc.check.conditional import compiled_options, conditional_entries, is_conditional, nested, option_label
 from specc.check.search_space import pbt_clips
 from specc.compiler.render import Code, literal
 from specc.compiler.resolve import Plan
@@ -201,6 +201,7 @@ def tune_context(plan: Plan) -> dict:
         "space": space,
         "has_grid": any(d.kind == "grid" for d in e.tune.space.values()),
         "native_space": native,
+        "option_columns": option_columns(e),
         "define_space": define_space(e) if native and e.tune.search.type == "optuna" else [],
         "hyperopt_space": hyperopt_space(e) if native and e.tune.search.type == "hyperopt" else {},
         "mutations": {key(path): mutation(d) for path, d in getattr(e.scheduler, "mutations", {}).items()},
@@ -216,6 +217,19 @@ def tune_context(plan: Plan) -> dict:
         "result_columns": [m for m in plan.reported_metrics if m != "epoch"],
         "rungs": rungs(plan),
     }
+
+
+def option_columns(e) -> dict[str, list[str]]:
+    """path -> the fields results.csv gives a conditional entry: `type` when its options differ in type, then
+    each field an option samples (in option order)."""
+    columns = {}
+    for path, entry in conditional_entries(e):
+        types = {option.get("type") for option in entry.args if isinstance(option, dict)}
+        fields = ["type"] if len(types) > 1 else []
+        for option in entry.args:
+            fields += [at[0] for at, _raw in (nested(option) if isinstance(option, dict) else ()) if at[0] not in fields]
+        columns[path] = fields
+    return columns
 
 
 def optimizer_types(e) -> list[str]:
