@@ -158,7 +158,8 @@ def options_valid(e: Experiment, at: Locator) -> Iterator[Problem]:
             raws = list(nested(option))
             broken = [(path, raw) for path, raw in raws if parsed(raw) is None]
             for path, raw in broken:
-                yield at("E203", f"{key}: {parse_error(raw)}", (*where, *path, next(iter(raw))))
+                shown = ".".join(str(part) for part in (key, *path))
+                yield at("E203", f"{shown}: {parse_error(raw)}", (*where, *path, next(iter(raw))))
             if broken or not raws:
                 continue
             if any(parsed(raw).kind == "grid" for _path, raw in raws):
@@ -266,6 +267,14 @@ def conditional_searchable(e: Experiment, at: Locator) -> Iterator[Problem]:
                         hint = "search type random combines grid entries with sampled ones"
                     yield at("E204", f"search type {search} cannot sample {kind}", (*where, index, *path, kind), hint)
         yield from _types_vary(e, key, entry, where, at)
+        if search in ("optuna", "hyperopt") and e.tune.search.points_to_evaluate:
+            yield at(
+                "E233",
+                f"points_to_evaluate cannot preset {key}'s options: {search} names an option's parameters by "
+                "option, which a point's values do not give",
+                ("tune", "search", "points_to_evaluate"),
+                "leave points_to_evaluate out, or use search type random",
+            )
     if e.scheduler is not None and e.scheduler.type == "pbt":
         for key, entry in e.scheduler.mutations.items():
             if is_conditional(entry):
