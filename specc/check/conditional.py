@@ -214,10 +214,8 @@ def _inside(option: Any, loc: tuple) -> tuple:
     path: list = []
     node = option
     for part in loc:
-        if isinstance(node, dict) and part in node:
-            path.append(part)
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+        inside = part in node if isinstance(node, dict) else isinstance(part, int) and part < len(node)
+        if isinstance(node, dict | list) and inside:
             path.append(part)
             node = node[part]
     return tuple(path)
@@ -248,6 +246,14 @@ def conditional_searchable(e: Experiment, at: Locator) -> Iterator[Problem]:
                 "only in some trials",
                 where,
                 "use search type optuna (define-by-run) or hyperopt (nested hp.choice), or random",
+            )
+            continue
+        if e.objective is not None and search in ("optuna", "hyperopt"):
+            yield at(
+                "E233",
+                f"{search} cannot search {key}'s options of an objective yet: its params are searched as Ray domains",
+                where,
+                "use search type random or grid (Ray samples an option's domains only when it is chosen)",
             )
             continue
         supported = SUPPORTED_DISTRIBUTIONS[search]

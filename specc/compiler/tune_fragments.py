@@ -86,7 +86,8 @@ def hyperopt_domain(distribution: Distribution, label: str) -> Code:
         first, last = distribution.probes()
         return Code(f"scope.int(hp.quniform({name}, {literal(first)}, {literal(last)}, {literal(args[2])}))")
     if kind == "lograndint":
-        return Code(f"scope.int(hp.qloguniform({name}, math.log({literal(args[0])}), math.log({literal(args[1] - 1)}), 1))")
+        logs = f"math.log({literal(args[0])}), math.log({literal(args[1] - 1)})"
+        return Code(f"scope.int(hp.qloguniform({name}, {logs}, 1))")
     if kind == "choice":
         return Code(f"hp.choice({name}, {literal(list(args))})")
     function = {"randn": "normal", "qrandn": "qnormal"}.get(kind, kind)
@@ -227,7 +228,8 @@ def option_columns(e) -> dict[str, list[str]]:
         types = {option.get("type") for option in entry.args if isinstance(option, dict)}
         fields = ["type"] if len(types) > 1 else []
         for option in entry.args:
-            fields += [at[0] for at, _raw in (nested(option) if isinstance(option, dict) else ()) if at[0] not in fields]
+            sampled = [at[0] for at, _raw in nested(option)] if isinstance(option, dict) else []
+            fields += [name for name in dict.fromkeys(sampled) if name not in fields]
         columns[path] = fields
     return columns
 

@@ -60,7 +60,8 @@ def run(
     cloudpickle.register_pickle_by_value(module)
     try:
         exec(compile(source, module.__file__, "exec"), module.__dict__)
-        return _run_module(module, experiment, source, smoke, resume, force, address, storage_path, quiet, verbose, echo)
+        options = (smoke, resume, force, address, storage_path, quiet, verbose, echo)
+        return _run_module(module, experiment, source, *options)
     finally:
         cloudpickle.unregister_pickle_by_value(module)
         sys.modules.pop(module.__name__, None)

@@ -17,7 +17,10 @@ def format_plan(report: dict) -> str:
     else:
         sections = [("search", _search_lines(report)), ("per trial", [_resources_line(report)])]
         sections += [("fit", [_fit_line(report)]), ("scheduler", _scheduler_lines(report))]
-        sections += [("budget", _budget_lines(report)), ("configs", _config_lines(report["configs"], report["trials"].get("conditional")))]
+        sections += [
+            ("budget", _budget_lines(report)),
+            ("configs", _config_lines(report["configs"], report["trials"].get("conditional", {}))),
+        ]
     for label, texts in sections:
         lines.extend(f"  {label if i == 0 else '':<10} {text}".rstrip() for i, text in enumerate(texts))
     return "\n".join(lines) + "\n"
@@ -181,7 +184,8 @@ def _config_lines(configs: dict, conditional: dict | None = None) -> list[str]:
         paths += [path] + [f"{path}.{name}" for option in conditional.get(path, ()) for name in option["params"]]
     paths = list(dict.fromkeys(paths))
     values = [_flat(config, conditional) for config in values]
-    rows = [["#", *paths]] + [[str(i), *(_show(config[p]) if p in config else "" for p in paths)] for i, config in enumerate(values, 1)]
+    cells = [[str(i), *(_show(config[p]) if p in config else "" for p in paths)] for i, config in enumerate(values, 1)]
+    rows = [["#", *paths], *cells]
     widths = [max(len(row[column]) for row in rows) for column in range(len(paths) + 1)]
     table = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
     return [f"first {len(values)} of {configs['of']}, {configs['note']}:", *table]

@@ -83,9 +83,17 @@ SPACES = {
     "nested-choice": {
         "training.optimizer": {
             "choice": [
-                {"type": "adam", "lr": {"loguniform": [1.0e-4, 1.0e-2]}, "betas": {"choice": [[0.9, 0.999], [0.8, 0.99]]}},
-                {"type": "sgd", "lr": {"qloguniform": [1.0e-3, 1.0e-1, 1.0e-3]}, "nesterov": {"choice": [True, False]},
-                 "momentum": {"quniform": [0.5, 0.95, 0.05]}},
+                {
+                    "type": "adam",
+                    "lr": {"loguniform": [1.0e-4, 1.0e-2]},
+                    "betas": {"choice": [[0.9, 0.999], [0.8, 0.99]]},
+                },
+                {
+                    "type": "sgd",
+                    "lr": {"qloguniform": [1.0e-3, 1.0e-1, 1.0e-3]},
+                    "nesterov": {"choice": [True, False]},
+                    "momentum": {"quniform": [0.5, 0.95, 0.05]},
+                },
             ]
         },
         "model.hidden_sizes.0": {"randint": [8, 64]},
