@@ -355,6 +355,14 @@ def keras_weight_decay(e: Experiment, at: Locator) -> Iterator[Problem]:
     for _kind, where, entries in space_entries(e):
         if "training.optimizer.weight_decay" in entries:
             yield at("E207", message, (*where, "training.optimizer.weight_decay"), hint, key=True)
+    entry = e.tune.space.get("training.optimizer") if e.tune else None
+    for index, option in enumerate(entry.args if entry is not None and entry.kind in ("choice", "grid") else ()):
+        # an option of a searched optimizer: the same rule for the type it chooses
+        decay = option.get("weight_decay", 0) if isinstance(option, dict) else 0
+        if option.get("type") not in (None, "adamw") and (decay != 0 and decay is not None):
+            shown = message.replace(f"{optimizer.type}'s", f"{option['type']}'s")
+            where = ("tune", "space", "training.optimizer", entry.kind, index, "weight_decay")
+            yield at("E207", shown, where, hint, key=True)
 
 
 def task_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
