@@ -25,6 +25,7 @@ from specc.spec.space import DISTRIBUTION_NAMES, AnyDistribution, Distribution
 # Sections whose type the compiled script handles one branch per type: the options may choose among types.
 TYPES_CHOSEN = ("training.optimizer",)
 _DISTRIBUTION = TypeAdapter(AnyDistribution)
+EXTRA = "extra fields not permitted"
 
 
 def is_distribution(value: Any) -> bool:
@@ -168,45 +169,48 @@ def options_valid(e: Experiment, at: Locator) -> Iterator[Problem]:
 
 
 def _option_fits(option: dict, raws: list, adapter: TypeAdapter, key: str, where: Path, at: Locator):
+    sampled = {path for path, _raw in raws}
     middle = with_values(option, lambda path, d: d.probes()[len(d.probes()) // 2])
-    error = _first_error(adapter, middle)
-    if error is not None:
-        loc, message = error
+    for loc, message in _errors(adapter, middle):
         inner = _inside(option, loc)
+        if inner in sampled and message != EXTRA:
+            continue  # a value a distribution produces: E203 below
         shown = ".".join(str(part) for part in (key, *inner))
         yield at(
             "E232",
             f"option {where[-1]} of {key} is not a valid {_section_word(key)}: {shown}: {message}",
             (*where, *inner),
             _option_hint(option, key, message),
-            key=bool(inner) and loc[-1] == inner[-1] and "extra" in message,
+            key=bool(inner) and loc[-1] == inner[-1] and message == EXTRA,
         )
         return
     for path, raw in raws:
         distribution = parsed(raw)
         for value in distribution.probes():
-            probe = _put(middle, path, value)
-            error = _first_error(adapter, probe)
-            if error is not None:
+            wrong = [
+                message for loc, message in _errors(adapter, _put(middle, path, value)) if _inside(option, loc) == path
+            ]
+            if wrong:
                 shown = ".".join(str(part) for part in (key, *path))
                 yield at(
                     "E203",
-                    f"{distribution.kind} can produce {excerpt(value)}, which {shown} does not accept: {error[1]}",
+                    f"{distribution.kind} can produce {excerpt(value)}, which {shown} does not accept: {wrong[0]}",
                     (*where, *path, distribution.kind),
                 )
                 break
 
 
-def _first_error(adapter: TypeAdapter, value: Any) -> tuple[tuple, str] | None:
+def _errors(adapter: TypeAdapter, value: Any) -> list[tuple[tuple, str]]:
+    """(location, message) of each error validating `value` ([] when it is valid)."""
     try:
         adapter.validate_python(value)
     except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        message = first["msg"][0].lower() + first["msg"][1:]
-        if first["type"] == "extra_forbidden":
-            message = "extra fields not permitted"
-        return tuple(first["loc"]), message
-    return None
+        found = []
+        for item in error.errors(include_url=False):
+            message = item["msg"][0].lower() + item["msg"][1:]
+            found.append((tuple(item["loc"]), EXTRA if item["type"] == "extra_forbidden" else message))
+        return found
+    return []
 
 
 def _inside(option: Any, loc: tuple) -> tuple:
@@ -227,7 +231,7 @@ def _section_word(key: str) -> str:
 
 def _option_hint(option: dict, key: str, message: str) -> str | None:
     kind = option.get("type")
-    if message.startswith("extra") and isinstance(kind, str):
+    if message == EXTRA and isinstance(kind, str):
         return f"each option is a whole {_section_word(key)} of its type: give it only the fields {kind} takes"
     return None
 

@@ -137,3 +137,31 @@ def test_plain_mapping_options_get_their_sections_defaults(tmp_path):
     source = api.compile(api.load(path))
     assert '{"type": "sgd", "lr": 0.1, "momentum": 0.0, "weight_decay": 0.0, "nesterov": False}' in source
     assert 'if cfg["type"] == "adam":' in source and 'elif cfg["type"] == "sgd":' in source
+
+
+@pytest.mark.parametrize(
+    ("options", "codes"),
+    [
+        # rmsprop takes momentum: every reachable combination valid
+        (
+            [
+                {"type": "rmsprop", "momentum": {"uniform": [0.0, 0.9]}},
+                {"type": "adam", "lr": {"uniform": [0.001, 0.01]}},
+            ],
+            [],
+        ),
+        ([{"type": "adam", "momentum": {"uniform": [0.0, 0.9]}}, {"type": "sgd"}], ["E232"]),
+        ([{"type": "sgd", "lr": {"uniform": [-0.1, 0.1]}}, {"type": "adam"}], ["E203"]),  # lr > 0
+        ([{"type": "sgd", "lr": {"choice": [0.1, 0]}}, {"type": "adam"}], ["E203"]),
+        ([{"type": "sgd", "nesterov": "yes", "lr": {"uniform": [0.01, 0.1]}}, {"type": "adam"}], ["E232"]),
+    ],
+)
+def test_every_reachable_combination_is_checked(tmp_path, options, codes):
+    spec = yaml.safe_load(SPEC.read_text())
+    spec["tune"]["space"] = {"training.optimizer": {"choice": options}}
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    problems = api.validate([path])
+    assert [p.code for p in problems if p.code.startswith("E")] == codes, problems
+    for problem in problems:
+        assert problem.line is not None and problem.path.startswith("tune.space[training.optimizer].choice.0")
