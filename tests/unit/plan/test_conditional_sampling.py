@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import logging
+import shutil
 
 import pytest
 import yaml
@@ -127,3 +128,43 @@ def test_example_spec_matches_ray_and_the_plan_shows_the_tree():
     assert "adam: lr loguniform [0.0001, 0.01]" in text
     rows = [line.split() for line in text.splitlines() if line.strip()[:1].isdigit() and "adam" in line]
     assert rows and all(len(row) == 4 for row in rows)  # an adam row: #, option, lr, dropout; momentum blank
+
+
+def test_an_objectives_conditional_param_matches_ray(tmp_path):
+    """objective.params.<name> as a conditional choice: the option as written (free-form params), its domains
+    sampled in Ray's second pass over the nested config."""
+    shutil.copytree(ROOT / "specs" / "factories", tmp_path / "factories")
+    spec = {
+        "specc": 1,
+        "name": "objective-conditional",
+        "objective": {
+            "function": "factories.objectives:easy_objective",
+            "params": {"steps": 5, "width": 10, "height": 0, "sleep": 0.0},
+            "metrics": ["iterations", "mean_loss"],
+        },
+        "tune": {
+            "metric": "mean_loss",
+            "mode": "min",
+            "num_samples": 8,
+            "search": {"type": "random", "seed": 4},
+            "space": {
+                "objective.params.width": {"uniform": [0, 20]},
+                "objective.params.shape": {
+                    "choice": [
+                        {"kind": "wide", "scale": {"uniform": [1, 2]}},
+                        {"kind": "tall", "depth": {"randint": [1, 5]}},
+                    ]
+                },
+            },
+        },
+    }
+    path = tmp_path / "objective.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    experiment = api.load(path)
+    expected = [
+        {"objective.params.width": c["width"], "objective.params.shape": c["shape"]} for c in ray_configs(experiment)
+    ]
+    got = api.plan_report(experiment, configs=8)["configs"]["values"]
+    assert [exact(c) for c in got] == [exact(c) for c in expected]
+    assert {c["objective.params.shape"]["kind"] for c in got} == {"wide", "tall"}
+    assert all(set(c["objective.params.shape"]) in ({"kind", "scale"}, {"kind", "depth"}) for c in got)
