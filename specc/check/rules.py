@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Iterator
 
+from specc.check.conditional import conditional_problems
 from specc.check.factories import factories_allowed
 from specc.check.fields import Locator, did_you_mean
 from specc.check.objective import check_objective
@@ -354,6 +355,14 @@ def keras_weight_decay(e: Experiment, at: Locator) -> Iterator[Problem]:
     for _kind, where, entries in space_entries(e):
         if "training.optimizer.weight_decay" in entries:
             yield at("E207", message, (*where, "training.optimizer.weight_decay"), hint, key=True)
+    entry = e.tune.space.get("training.optimizer") if e.tune else None
+    for index, option in enumerate(entry.args if entry is not None and entry.kind in ("choice", "grid") else ()):
+        # an option of a searched optimizer: the same rule for the type it chooses
+        decay = option.get("weight_decay", 0) if isinstance(option, dict) else 0
+        if option.get("type") not in (None, "adamw") and (decay != 0 and decay is not None):
+            shown = message.replace(f"{optimizer.type}'s", f"{option['type']}'s")
+            where = ("tune", "space", "training.optimizer", entry.kind, index, "weight_decay")
+            yield at("E207", shown, where, hint, key=True)
 
 
 def task_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
@@ -924,6 +933,7 @@ RULES = (
     perturbations_fit,
     points_fit,
     ray_interpreted,
+    conditional_problems,
     compiled_in,
     data_fixed,
     scheduler_budget,
@@ -944,6 +954,7 @@ OBJECTIVE_RULES = (
     ray_key_conditions,
     points_fit,
     ray_interpreted,
+    conditional_problems,
     working_dir_holds_spec,
     extras_installed,
 )

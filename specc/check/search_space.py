@@ -11,7 +11,7 @@ import typing
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.errors import PydanticInvalidForJsonSchema
 
 from specc.check.fields import Locator, did_you_mean
@@ -133,7 +133,11 @@ def _probe(distribution: Distribution, adapter: TypeAdapter, key: str, path: Pat
 
 
 def _probe_values(values, adapter, key, path, at, name):
+    from specc.check.conditional import nested
+
     for index, value in enumerate(values):
+        if isinstance(value, dict) and any(nested(value)):
+            continue  # an option holding distributions: specc.check.conditional checks it
         error = _rejects(adapter, value)
         if error:
             yield at("E203", f"{name} value {excerpt(value)} is not valid for {key}: {error}", (*path, index))
@@ -169,7 +173,8 @@ def field_adapter(e: Experiment, parts: list[str]) -> TypeAdapter:
         route.append((type(node), part if isinstance(node, BaseModel) else None))
         if isinstance(node, BaseModel):
             field = type(node).model_fields[part]
-            annotation = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+            metadata = [*field.metadata, *([Field(discriminator=field.discriminator)] if field.discriminator else [])]
+            annotation = Annotated[(field.annotation, *metadata)] if metadata else field.annotation  # type: ignore[misc]
             node = getattr(node, part)
         elif isinstance(node, list):
             annotation = _item_type(annotation)

@@ -11,7 +11,7 @@ from specc.compiler.fragments import RESTORE, STDLIB, _wrapped, runtime_env_of
 from specc.compiler.render import WIDTH, Code, Multiline, literal
 from specc.compiler.resolve import Plan
 from specc.compiler.tracking import tracking_context, tracking_imports
-from specc.compiler.tune_fragments import domain, param_name, tune_context, tune_imports
+from specc.compiler.tune_fragments import param_name, space_domain, tune_context, tune_imports
 from specc.spec.dump import dump_recorded
 
 
@@ -45,7 +45,7 @@ def param_space(e) -> dict:
         node = space
         for part in parents:
             node = node.setdefault(part, {})
-        node[last] = domain(distribution)
+        node[last] = space_domain(e, path, distribution)
     return space
 
 

@@ -6,6 +6,7 @@ stop operator) and values quoted by `render.literal`.
 
 from __future__ import annotations
 
+from specc.check.conditional import compiled_options, conditional_entries, is_conditional, nested, option_label
 from specc.check.search_space import pbt_clips
 from specc.compiler.render import Code, literal
 from specc.compiler.resolve import Plan
@@ -51,6 +52,121 @@ def domain(distribution: Distribution) -> Code:
     return Code(f"{function}({', '.join(literal(arg) for arg in distribution.args)})")
 
 
+def space_domain(e, path: str, distribution: Distribution) -> Code:
+    """A tune.space entry as a Ray domain; a conditional choice or grid holds each option whole (its section's
+    fields, defaults filled in) with its own domains inside: Ray samples those only in the trials that choose it."""
+    if distribution.kind not in ("choice", "grid") or not any(isinstance(o, dict) for o in distribution.args):
+        return domain(distribution)
+    options = compiled_options(e, path, distribution)
+    return Code(f"{DOMAINS[distribution.kind]}({literal(_with_code(options, domain))})")
+
+
+def _with_code(value, code):
+    """A value with each Distribution in it replaced by code(distribution)."""
+    if isinstance(value, Distribution):
+        return code(value)
+    if isinstance(value, dict):
+        return {key: _with_code(item, code) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_with_code(item, code) for item in value]
+    return value
+
+
+# -- HyperOpt's own space (a conditional space: nested hp.choice) ----------------------------------------------
+def hyperopt_domain(distribution: Distribution, label: str) -> Code:
+    """As Ray's HyperOptSearch.convert_search_space writes each distribution."""
+    kind, args, name = distribution.kind, distribution.args, literal(label)
+    if kind in ("loguniform", "qloguniform"):
+        logs = f"math.log({literal(args[0])}), math.log({literal(args[1])})"
+        q = f", {literal(args[2])}" if kind == "qloguniform" else ""
+        return Code(f"hp.{kind}({name}, {logs}{q})")
+    if kind == "randint":
+        return Code(f"hp.uniformint({name}, {literal(args[0])}, {literal(args[1] - 1)})")
+    if kind == "qrandint":
+        first, last = distribution.probes()
+        return Code(f"scope.int(hp.quniform({name}, {literal(first)}, {literal(last)}, {literal(args[2])}))")
+    if kind == "lograndint":
+        logs = f"math.log({literal(args[0])}), math.log({literal(args[1] - 1)})"
+        return Code(f"scope.int(hp.qloguniform({name}, {logs}, 1))")
+    if kind == "choice":
+        return Code(f"hp.choice({name}, {literal(list(args))})")
+    function = {"randn": "normal", "qrandn": "qnormal"}.get(kind, kind)
+    return Code(f"hp.{function}({name}, {', '.join(literal(arg) for arg in args)})")
+
+
+def hyperopt_space(e) -> dict:
+    """path -> HyperOpt expression; a conditional entry is an hp.choice of its options, each option's
+    distributions labelled path[option].field."""
+    space = {}
+    for path, distribution in e.tune.space.items():
+        if not is_conditional(distribution):
+            space[path] = hyperopt_domain(distribution, path)
+            continue
+        options = compiled_options(e, path, distribution)
+        labelled = [
+            _labelled(option, f"{path}[{option_label(options, index)}]", hyperopt_domain)
+            for index, option in enumerate(options)
+        ]
+        space[path] = Code(f"hp.choice({literal(path)}, {literal(labelled)})")
+    return space
+
+
+def _labelled(value, label: str, code):
+    """_with_code, each distribution named by the label of the option and its path inside it."""
+    if isinstance(value, Distribution):
+        return code(value, label)
+    if isinstance(value, dict):
+        return {key: _labelled(item, f"{label}.{key}", code) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_labelled(item, f"{label}.{index}", code) for index, item in enumerate(value)]
+    return value
+
+
+# -- Optuna define-by-run (a conditional space) ----------------------------------------------------------------
+def optuna_suggest(distribution: Distribution, label: str) -> Code:
+    """trial.suggest_* as Ray's OptunaSearch converts each distribution."""
+    kind, args, name = distribution.kind, distribution.args, literal(label)
+    if kind in ("uniform", "quniform", "loguniform", "qloguniform"):
+        bounds = f"{name}, {literal(args[0])}, {literal(args[1])}"
+        if kind == "quniform":
+            return Code(f"trial.suggest_float({bounds}, step={literal(args[2])})")
+        if kind == "qloguniform":  # Optuna cannot quantize a log scale: rounded here
+            q = literal(args[2])
+            return Code(f"round(trial.suggest_float({bounds}, log=True) / {q}) * {q}")
+        return Code(f"trial.suggest_float({bounds}{', log=True' if kind == 'loguniform' else ''})")
+    if kind == "qrandint":
+        first, last = distribution.probes()
+        return Code(f"trial.suggest_int({name}, {literal(first)}, {literal(last)}, step={literal(args[2])})")
+    if kind in ("randint", "lograndint"):
+        log = ", log=True" if kind == "lograndint" else ""
+        return Code(f"trial.suggest_int({name}, {literal(args[0])}, {literal(args[1] - 1)}{log})")
+    assert kind == "choice"
+    values = list(args)
+    if all(isinstance(v, bool | int | float | str) or v is None for v in values):
+        return Code(f"trial.suggest_categorical({name}, {literal(values)})")
+    indexes = list(range(len(values)))  # Optuna's categories are plain values: a list or mapping by its index
+    return Code(f"{literal(values)}[trial.suggest_categorical({name}, {literal(indexes)})]")
+
+
+def define_space(e) -> list[Code]:
+    """The body of define_space(trial): each tune.space entry suggested in order, a conditional one as an
+    if/elif on the option Optuna picks, whose branch suggests only that option's parameters."""
+    lines = ["sample = {}"]
+    for path, distribution in e.tune.space.items():
+        if not is_conditional(distribution):
+            lines.append(f"sample[{literal(path)}] = {optuna_suggest(distribution, path)}")
+            continue
+        options = compiled_options(e, path, distribution)
+        labels = [option_label(options, index) for index in range(len(options))]
+        lines.append(f"option = trial.suggest_categorical({literal(path)}, {literal(labels)})")
+        for index, (label, option) in enumerate(zip(labels, options, strict=True)):
+            lines.append(f"{'if' if index == 0 else 'elif'} option == {literal(label)}:")
+            value = _labelled(option, f"{path}[{label}]", optuna_suggest)
+            lines.append(f"    sample[{literal(path)}] = {literal(value)}")
+    lines.append("return sample")
+    return [Code(line) for line in lines]
+
+
 def mutation(entry: Distribution | list) -> Code:
     """A pbt mutation as Ray's PBT reads it: a plain list is categorical (a neighbouring value, or one resampled
     from the list); a Domain is perturbed as a number (x0.8 / x1.2), so a choice becomes its plain list."""
@@ -77,12 +193,18 @@ def tune_context(plan: Plan) -> dict:
     e = plan.experiment
     if e.tune is None:
         return {}
-    space = {path: domain(distribution) for path, distribution in e.tune.space.items()}
+    space = {path: space_domain(e, path, distribution) for path, distribution in e.tune.space.items()}
+    conditional = any(True for _ in conditional_entries(e))
+    native = conditional and e.tune.search.type in ("optuna", "hyperopt")  # the searcher gets its own space
     scheduler = e.scheduler.type if e.scheduler else "fifo"
     key = param_name if e.objective is not None else str  # an objective's config is its params
     return {
         "space": space,
         "has_grid": any(d.kind == "grid" for d in e.tune.space.values()),
+        "native_space": native,
+        "option_columns": option_columns(e),
+        "define_space": define_space(e) if native and e.tune.search.type == "optuna" else [],
+        "hyperopt_space": hyperopt_space(e) if native and e.tune.search.type == "hyperopt" else {},
         "mutations": {key(path): mutation(d) for path, d in getattr(e.scheduler, "mutations", {}).items()},
         "bounds": {key(path): bounds for path, bounds in getattr(e.scheduler, "bounds", {}).items()},
         "keep_in_bounds": [(clip_line(clip), clip.why) for clip in pbt_clips(e)],
@@ -96,6 +218,31 @@ def tune_context(plan: Plan) -> dict:
         "result_columns": [m for m in plan.reported_metrics if m != "epoch"],
         "rungs": rungs(plan),
     }
+
+
+def option_columns(e) -> dict[str, list[str]]:
+    """path -> the fields results.csv gives a conditional entry: `type` when its options differ in type, then
+    each field an option samples (in option order)."""
+    columns = {}
+    for path, entry in conditional_entries(e):
+        types = {option.get("type") for option in entry.args if isinstance(option, dict)}
+        fields = ["type"] if len(types) > 1 else []
+        for option in entry.args:
+            sampled = [at[0] for at, _raw in nested(option)] if isinstance(option, dict) else []
+            fields += [name for name in dict.fromkeys(sampled) if name not in fields]
+        columns[path] = fields
+    return columns
+
+
+def optimizer_types(e) -> list[str]:
+    """The optimizer types a trial can build: the spec's, and those the options of training.optimizer choose."""
+    if e.objective is not None:
+        return []
+    types = [e.training.optimizer.type]
+    entry = e.tune.space.get("training.optimizer") if e.tune else None
+    if entry is not None and entry.kind in ("choice", "grid"):
+        types += [o["type"] for o in entry.args if isinstance(o, dict) and o.get("type") not in types]
+    return types
 
 
 def param_name(path: str) -> str:
@@ -165,6 +312,10 @@ def tune_imports(plan: Plan) -> tuple[set[str], set[str]]:
     froms = {"from ray import tune", SEARCHERS[e.tune.search.type]}
     if e.tune.search.type == "optuna":
         modules.add("optuna")
+    if e.tune.search.type == "hyperopt" and any(True for _ in conditional_entries(e)):
+        froms.add("from hyperopt import hp")
+        if any("scope.int" in str(code) for code in hyperopt_space(e).values()):
+            froms.add("from hyperopt.pyll import scope")
     scheduler = e.scheduler.type if e.scheduler else "fifo"
     froms.add(
         "from ray.tune.schedulers.pb2 import PB2"

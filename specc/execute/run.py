@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import sys
 import types
 from dataclasses import dataclass, field
 
@@ -50,7 +51,23 @@ def run(
     module = types.ModuleType(f"specc_run_{experiment.name.replace('-', '_')}")
     module.__file__ = os.path.join(os.getcwd(), "script.py")  # relative paths in the script start here
     linecache.cache[module.__file__] = (len(source), None, source.splitlines(True), module.__file__)  # tracebacks
-    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    # Registered while it runs: pickle finds the script's functions by module name (Tune saves a searcher's state
+    # with its search space, which for an Optuna define-by-run space is the script's define_space function), and
+    # Ray's cloudpickle still ships them to its workers by value, as it does a script run as __main__.
+    from ray import cloudpickle
+
+    sys.modules[module.__name__] = module
+    cloudpickle.register_pickle_by_value(module)
+    try:
+        exec(compile(source, module.__file__, "exec"), module.__dict__)
+        options = (smoke, resume, force, address, storage_path, quiet, verbose, echo)
+        return _run_module(module, experiment, source, *options)
+    finally:
+        cloudpickle.unregister_pickle_by_value(module)
+        sys.modules.pop(module.__name__, None)
+
+
+def _run_module(module, experiment, source, smoke, resume, force, address, storage_path, quiet, verbose, echo):
 
     argv = [*(["--smoke"] if smoke else []), *(["--resume"] if resume else []), *(["--force"] if force else [])]
     argv += ["--quiet"] if quiet else []

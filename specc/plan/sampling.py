@@ -49,12 +49,19 @@ def _combinations(tune: Tune, point: dict) -> int:
     return math.prod(size for path, size in grid_sizes(tune).items() if path not in point)
 
 
-def sample_configs(tune: Tune, n: int) -> list[dict[str, Any]]:
+def sample_configs(tune: Tune, n: int, options: dict[str, list] | None = None) -> list[dict[str, Any]]:
     """The first `n` trial configs ({dotted path: value}, tune.space order) in the order Ray creates the trials.
 
+    `options`: for a conditional choice or grid, its options as the script holds them (specc.check.conditional.
+    compiled_options: Distribution objects inside), sampled only in the trials that choose them.
     Raises NotReproducible when they are not known before the run: no seed (for entries that need sampling),
     a search algorithm other than random/grid, or a value Ray would treat specially."""
     _refuse_unreproducible(tune)
+    if options:
+        space = {}
+        for path, entry in tune.space.items():
+            space[path] = entry.model_copy(update={entry.kind: options[path]}) if path in options else entry
+        tune = tune.model_copy(update={"space": space})
     rng = _Generator(tune.search.seed)
     return list(itertools.islice(_trial_configs(tune, rng), max(n, 0)))
 
@@ -96,7 +103,36 @@ def _variants(tune: Tune, point: dict, rng: _Generator) -> Iterator[dict[str, An
         values = dict(zip([path for path, _ in reversed(grids)], combination, strict=True))
         values.update((path, rng.sample(entry)) for path, entry in sampled)
         values.update(point)
-        yield {path: copy.deepcopy(values[path]) for path in tune.space}
+        config = {path: copy.deepcopy(values[path]) for path in tune.space}
+        yield _resolve_nested(config, rng)
+
+
+def _resolve_nested(config: dict, rng: _Generator) -> dict:
+    """The distributions inside the chosen options of a conditional entry. Ray's _generate_variants_internal
+    resolves the config again after each pass: every domain the last pass put in is sampled in the order it meets
+    them (the config's paths in order, each option's fields in order), until none is left."""
+    while found := list(_distributions(config, ())):
+        for at, distribution in found:
+            config = _assign(config, at, rng.sample(distribution))
+    return config
+
+
+def _distributions(value: Any, at: tuple) -> Iterator[tuple[tuple, Distribution]]:
+    if isinstance(value, Distribution):
+        yield at, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _distributions(item, (*at, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _distributions(item, (*at, index))
+
+
+def _assign(node: Any, at: tuple, value: Any) -> Any:
+    if not at:
+        return value
+    node[at[0]] = _assign(node[at[0]], at[1:], value)
+    return node
 
 
 class _Generator:

@@ -17,7 +17,10 @@ def format_plan(report: dict) -> str:
     else:
         sections = [("search", _search_lines(report)), ("per trial", [_resources_line(report)])]
         sections += [("fit", [_fit_line(report)]), ("scheduler", _scheduler_lines(report))]
-        sections += [("budget", _budget_lines(report)), ("configs", _config_lines(report["configs"]))]
+        sections += [
+            ("budget", _budget_lines(report)),
+            ("configs", _config_lines(report["configs"], report["trials"].get("conditional", {}))),
+        ]
     for label, texts in sections:
         lines.extend(f"  {label if i == 0 else '':<10} {text}".rstrip() for i, text in enumerate(texts))
     return "\n".join(lines) + "\n"
@@ -42,6 +45,11 @@ def _search_lines(report: dict) -> list[str]:
     lines = [f"{t['search']}, {seed}: {formula} = {_count(t['count'], 'trial')}"]
     if t["grid"]:
         lines.append("grid: " + ", ".join(f"{path} ({size})" for path, size in t["grid"].items()))
+    for path, options in t.get("conditional", {}).items():
+        lines.append(f"{path}: one of {_count(len(options), 'option')}, each sampling only its own parameters:")
+        for option in options:
+            params = ", ".join(f"{name} {what}" for name, what in option["params"].items()) or "nothing sampled"
+            lines.append(f"  {option['option']}: {params}")
     if t["points_to_evaluate"]:
         lines.append(f"points_to_evaluate: {t['points_to_evaluate']}, tried first; each uses up one sample")
     return lines
@@ -148,12 +156,36 @@ def _objective_budget_lines(report: dict) -> list[str]:
     return lines
 
 
-def _config_lines(configs: dict) -> list[str]:
+def _flat(config: dict, conditional: dict) -> dict:
+    """A conditional entry as its option's label and its sampled parameters (path.field), one column each."""
+    flat = {}
+    for path, value in config.items():
+        options = conditional.get(path)
+        if options is None or not isinstance(value, dict):
+            flat[path] = value
+            continue
+        chosen = next((o for o in options if all(value.get(k) == v for k, v in o["fixed"].items())), None)
+        flat[path] = chosen["option"] if chosen else value
+        for name in chosen["params"] if chosen else ():
+            node = value
+            for part in name.split("."):
+                node = node[int(part)] if isinstance(node, list) else node[part]
+            flat[f"{path}.{name}"] = node
+    return flat
+
+
+def _config_lines(configs: dict, conditional: dict | None = None) -> list[str]:
     values = configs["values"]
     if not values:
         return [configs["note"]] if configs["note"] else []
-    paths = list(values[0])
-    rows = [["#", *paths]] + [[str(i), *(_show(config[p]) for p in paths)] for i, config in enumerate(values, 1)]
+    conditional = conditional or {}
+    paths = []
+    for path in values[0]:  # an option's own parameters beside it: blank in the rows of the other options
+        paths += [path] + [f"{path}.{name}" for option in conditional.get(path, ()) for name in option["params"]]
+    paths = list(dict.fromkeys(paths))
+    values = [_flat(config, conditional) for config in values]
+    cells = [[str(i), *(_show(config[p]) if p in config else "" for p in paths)] for i, config in enumerate(values, 1)]
+    rows = [["#", *paths], *cells]
     widths = [max(len(row[column]) for row in rows) for column in range(len(paths) + 1)]
     table = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
     return [f"first {len(values)} of {configs['of']}, {configs['note']}:", *table]

@@ -9,6 +9,7 @@ numpy is imported only for the formulas Ray computes with numpy.
 from __future__ import annotations
 
 import copy
+import json
 import math
 import os
 import shutil
@@ -58,7 +59,29 @@ def _trials(experiment: Experiment) -> dict:
         "grid": grid_sizes(tune),
         "points_to_evaluate": len(tune.search.points_to_evaluate),
         "max_concurrent_trials": tune.max_concurrent_trials,
+        "conditional": conditional_tree(experiment),
     }
+
+
+def conditional_tree(experiment: Experiment) -> dict:
+    """path -> its options: {option: label, params: {path inside the option: "loguniform [0.001, 0.1]"}}, the
+    parameters each option samples (only in the trials that choose it)."""
+    from specc.check.conditional import conditional_entries, nested, option_label
+
+    tree = {}
+    for path, entry in conditional_entries(experiment):
+        tree[path] = [
+            {
+                "option": option_label(entry.args, index),
+                "fixed": {k: v for k, v in option.items() if not any(nested(v))} if isinstance(option, dict) else {},
+                "params": {
+                    ".".join(str(part) for part in at): f"{next(iter(raw))} {json.dumps(next(iter(raw.values())))}"
+                    for at, raw in (nested(option) if isinstance(option, dict) else ())
+                },
+            }
+            for index, option in enumerate(entry.args)
+        ]
+    return tree
 
 
 # -- resources -----------------------------------------------------------------------------------------------------
@@ -356,8 +379,11 @@ def first_configs(experiment: Experiment, n: int, trials: int) -> dict:
     if experiment.objective is not None:  # Tune samples the domains in the order it meets them in the nested config
         order = sampling_order(experiment.objective.params, list(tune.space))
         tune = tune.model_copy(update={"space": {path: tune.space[path] for path in order}})
+    from specc.check.conditional import compiled_options, mapping_entries
+
+    options = {path: compiled_options(experiment, path, entry) for path, entry in mapping_entries(experiment)}
     try:
-        values = sample_configs(tune, n)
+        values = sample_configs(tune, n, options)
     except NotReproducible as reason:
         return {"values": [], "of": trials, "note": str(reason)}
     seed = experiment.tune.search.seed

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from specc.results.run_dir import RunResults, decode_cell, format_value, is_number, short_names
 from specc.results.run_files import TABLE_BYTES, RunFiles, parse_json
@@ -265,6 +265,15 @@ def _space_entries(spec: dict) -> dict[str, dict]:
 
 
 def _parameter_axis(path: str, label: str, values: list, entry: dict | None) -> Axis:
+    present = [value for value in values if value is not None]
+    if present and len(present) < len(values) and all(_finite(value) for value in present):
+        # a parameter of one option of a conditional space: the trials of the others have none (blank in
+        # results.csv); their lines cross the axis at "-", below its numbers
+        axis = _parameter_axis(path, label, present, entry)
+        below = axis.low - 0.12 * (axis.high - axis.low)
+        numbers = iter(axis.values)
+        placed = tuple(below if value is None else next(numbers) for value in values)
+        return replace(axis, values=placed, low=below, ticks=((below, "-"), *axis.ticks))
     kind, args = next(iter(entry.items())) if entry else (None, None)
     numbers = all(_finite(value) for value in values)
     if not numbers or not values:

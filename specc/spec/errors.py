@@ -99,6 +99,19 @@ CODES: dict[str, tuple[str, str]] = {
         "a stop condition on Ray's training_iteration or time_total_s that every trial meets at its first report, or "
         "a fractional count of reports",
     ),
+    "E232": (
+        "option-invalid",
+        "an option of a conditional choice or grid (a mapping holding distributions) that is not valid as the section "
+        "it stands for, e.g. a momentum in an adam optimizer",
+    ),
+    "E233": (
+        "conditional-unsearchable",
+        "a conditional space its searcher cannot sample: bayesopt, a grid inside an option, or pbt mutations",
+    ),
+    "E234": (
+        "type-compiled-in",
+        "options that choose another type for a section the script compiles one type of (any but training.optimizer)",
+    ),
     # E4xx: running
     "E401": (
         "run-refused",

@@ -457,3 +457,12 @@ def test_each_distribution_of_the_spec_gets_its_scale_and_the_range_searched(ent
     assert axis.log is log and axis.label == ("x (log)" if log else "x")
     if span is not None:
         assert (axis.low, axis.high) == pytest.approx(span, abs=0.3)
+
+
+def test_a_parameter_only_some_trials_have_crosses_its_axis_below_the_numbers():
+    """A conditional space's momentum: blank in the adam trials' rows (results.csv), on a numeric axis all the same."""
+    from specc.results.history import _parameter_axis
+
+    axis = _parameter_axis("training.optimizer.momentum", "momentum", [0.6, None, 0.9], {"uniform": [0.5, 0.99]})
+    assert axis.ticks[0][1] == "-" and axis.values[1] == axis.low < 0.5
+    assert axis.values[0] == 0.6 and axis.values[2] == 0.9 and not axis.categories
