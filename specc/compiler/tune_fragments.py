@@ -73,6 +73,13 @@ def clip_line(clip) -> Code:
     return Code(f"config[{literal(clip.path)}] = {value}")
 
 
+def population_train(plan: Plan) -> bool:
+    """PBT/PB2 over trials that each drive a Ray Train run: the trial reports each Train checkpoint to Tune (for PBT
+    to copy to other trials) and starts its Train run from the Tune checkpoint it is given."""
+    scheduler = plan.experiment.scheduler
+    return plan.shape == "tune_train" and scheduler is not None and scheduler.type in ("pbt", "pb2")
+
+
 def tune_context(plan: Plan) -> dict:
     e = plan.experiment
     if e.tune is None:
@@ -85,6 +92,7 @@ def tune_context(plan: Plan) -> dict:
         "has_grid": any(d.kind == "grid" for d in e.tune.space.values()),
         "mutations": {key(path): mutation(d) for path, d in getattr(e.scheduler, "mutations", {}).items()},
         "bounds": {key(path): bounds for path, bounds in getattr(e.scheduler, "bounds", {}).items()},
+        "population_train": population_train(plan),
         "keep_in_bounds": [(clip_line(clip), clip.why) for clip in pbt_clips(e)],
         "points": [_point(point, e) for point in e.tune.search.points_to_evaluate],
         "step_word": "report" if e.objective is not None else "epoch",  # what a scheduler's budget of one is
@@ -170,6 +178,9 @@ def tune_imports(plan: Plan) -> tuple[set[str], set[str]]:
     stoppers = ["CombinedStopper"] * combined + ["Stopper"] * (rules or search_end) + ["TrialPlateauStopper"] * plateau
     if stoppers:
         froms.add(f"from ray.tune.stopper import {', '.join(stoppers)}")
-    if plan.shape == "tune_train":
+    if population_train(plan):
+        modules |= {"concurrent.futures", "hashlib"}
+        froms.add("from ray.util.queue import Empty, Queue")
+    elif plan.shape == "tune_train":
         froms.add("from ray.tune.integration.ray_train import TuneReportCallback")
     return modules, froms

@@ -134,3 +134,53 @@ def test_integers_are_clipped_as_integers(tmp_path):
     configs = explore_chain(script.make_scheduler(), dict(START))
     sizes = [config["model.hidden_sizes.0"] for config in configs]
     assert min(sizes) == 1 and all(isinstance(size, int) for size in sizes)
+
+
+TWO_WORKERS = """\
+specc: 1
+name: pbt-train
+framework: {framework}
+model: {{type: mlp, hidden_sizes: [32]}}
+dataset: {{type: digits, batch_size: 64}}
+training: {{epochs: 4, optimizer: {{type: sgd, lr: 0.05}}, checkpoint_every: 1}}
+scaling: {{num_workers: 2, resources_per_worker: {{CPU: 0.4}}}}
+run: {{checkpoints_to_keep: 4}}
+tune:
+  metric: val_accuracy
+  mode: max
+  space:
+    training.optimizer.lr: {{grid: [0.002, 0.2]}}
+{scheduler}
+"""
+PBT_SCHEDULER = """\
+scheduler:
+  type: pbt
+  perturbation_interval: 1
+  mutations:
+    training.optimizer.lr: {loguniform: [1.0e-3, 0.3]}
+"""
+
+
+def test_pbt_over_train_runs_passes_train_checkpoints_through_tune(write_spec):
+    """A trial that drives a 2-worker Train run reports each Train checkpoint to Tune (for PBT to copy) and starts
+    a new Train run from the Tune checkpoint it is given; without pbt, the script keeps TuneReportCallback."""
+    spec = write_spec(TWO_WORKERS.format(framework="torch", scheduler=PBT_SCHEDULER))
+    source = api.compile(api.load(spec))
+    compile(source, "pbt_train.py", "exec")
+    assert "class ReportToTrial(ray.train.UserCallback):" in source
+    assert "tune.report(metrics, checkpoint=tune.Checkpoint(path) if path else None)" in source
+    assert 'config["start_from"] = start.path' in source
+    assert 'restore(model, optimizer, device, config.get("start_from"))' in source
+    assert "TuneReportCallback()" not in source and "import TuneReportCallback" not in source
+    fifo = api.compile(api.load(write_spec(TWO_WORKERS.format(framework="torch", scheduler=""), "fifo.yaml")))
+    assert "callbacks=[TuneReportCallback()]" in fifo
+    assert "start_from" not in fifo and "ReportToTrial" not in fifo
+
+
+def test_pbt_over_keras_train_runs_is_still_refused(write_spec):
+    from specc.check.validate import check_file
+
+    torch_spec = write_spec(TWO_WORKERS.format(framework="torch", scheduler=PBT_SCHEDULER))
+    assert check_file(torch_spec).problems == []
+    keras = write_spec(TWO_WORKERS.format(framework="tensorflow", scheduler=PBT_SCHEDULER), "keras.yaml")
+    assert [(p.code, p.path) for p in check_file(keras).problems] == [("E206", "scaling.num_workers")]
