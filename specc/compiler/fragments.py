@@ -13,7 +13,7 @@ from specc.compiler.keras_fragments import tensorflow_context, tensorflow_module
 from specc.compiler.render import WIDTH, Code, Multiline, literal
 from specc.compiler.resolve import Plan, is_searched
 from specc.compiler.tracking import tracking_context, tracking_imports
-from specc.compiler.tune_fragments import tune_context, tune_imports
+from specc.compiler.tune_fragments import population_train, tune_context, tune_imports
 from specc.spec.dump import dump_recorded
 
 ACTIVATIONS = {
@@ -83,6 +83,7 @@ def context(plan: Plan, script_name: str) -> dict:
         "session": Code("tune" if lean else "ray.train"),
         "move_batches": lean and e.scaling.use_gpu and plan.loader != "ray_data",
         "restore_args": Code(RESTORE[e.run.resume]),
+        "population_train": population_train(plan),  # pbt/pb2 over trials that each drive a Train run
         **tune_context(plan),
         **tracking_context(plan),
         "plan": plan,

@@ -92,7 +92,6 @@ def tune_context(plan: Plan) -> dict:
         "has_grid": any(d.kind == "grid" for d in e.tune.space.values()),
         "mutations": {key(path): mutation(d) for path, d in getattr(e.scheduler, "mutations", {}).items()},
         "bounds": {key(path): bounds for path, bounds in getattr(e.scheduler, "bounds", {}).items()},
-        "population_train": population_train(plan),
         "keep_in_bounds": [(clip_line(clip), clip.why) for clip in pbt_clips(e)],
         "points": [_point(point, e) for point in e.tune.search.points_to_evaluate],
         "step_word": "report" if e.objective is not None else "epoch",  # what a scheduler's budget of one is
