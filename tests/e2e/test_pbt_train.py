@@ -98,6 +98,12 @@ def test_the_exploiting_trial_continues_from_the_donors_train_checkpoint(train_p
     lr = weak_states[-1]["optimizer"]["param_groups"][0]["lr"]
     assert any(lr == pytest.approx(value) for value in explored), (lr, explored)  # trained on with its explored lr
 
-    # Its new Train run under the run directory, named after the checkpoint it started from, began at epoch 2
-    started_from = sorted(run_dir.glob(f"train-trial_id={weak}-from-*"))
-    assert started_from, sorted(path.name for path in run_dir.iterdir())
+    # Its new Train run (under the run directory, named after the Tune checkpoint it started from) reported epoch 2
+    # first: it continued the donor's epoch count instead of starting again at 0
+    import torch
+
+    restarted = sorted(run_dir.glob(f"train-trial_id={weak}-from-*/checkpoint_*/state.pt"))
+    assert restarted, sorted(path.name for path in run_dir.iterdir())
+    states = [torch.load(path, map_location="cpu", weights_only=False) for path in restarted]
+    assert min(state["epoch"] for state in states) == 2
+    assert all([row["val_accuracy"] for row in state["history"][:2]] == donor for state in states)
