@@ -5,6 +5,7 @@ exploit another starts a new Train run from the donor's checkpoint (SPEC §12, i
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -67,6 +68,8 @@ def test_every_trial_ends_with_all_its_epochs(train_pbt):
     rows = trial_rows(run_dir)
     assert [(row["status"], row["epochs"]) for row in rows] == [("completed", TRAIN_EPOCHS)] * 2, rows
     assert SECONDS["search"] < 400  # not ended by stop.time_budget_s
+    assert (Path(result.checkpoint) / "state.pt").is_file()  # the best trial's Train checkpoint
+    assert Path(result.checkpoint).parent.name.startswith("train-trial_id=")
 
 
 def test_the_exploiting_trial_continues_from_the_donors_train_checkpoint(train_pbt):
