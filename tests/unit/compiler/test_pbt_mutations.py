@@ -177,10 +177,28 @@ def test_pbt_over_train_runs_passes_train_checkpoints_through_tune(write_spec):
     assert "start_from" not in fifo and "ReportToTrial" not in fifo
 
 
-def test_pbt_over_keras_train_runs_is_still_refused(write_spec):
+PB2_SCHEDULER = """\
+scheduler:
+  type: pb2
+  perturbation_interval: 1
+  bounds:
+    training.optimizer.lr: [1.0e-3, 0.3]
+"""
+
+
+@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
+@pytest.mark.parametrize("scheduler", [PBT_SCHEDULER, PB2_SCHEDULER], ids=["pbt", "pb2"])
+def test_pbt_and_pb2_over_train_runs_are_valid_in_both_frameworks(write_spec, framework, scheduler):
+    """Each framework's train_func starts from config["start_from"] (once E206 for num_workers > 1; both checked
+    end to end: tests/e2e/test_pbt_train.py)."""
     from specc.check.validate import check_file
 
-    torch_spec = write_spec(TWO_WORKERS.format(framework="torch", scheduler=PBT_SCHEDULER))
-    assert check_file(torch_spec).problems == []
-    keras = write_spec(TWO_WORKERS.format(framework="tensorflow", scheduler=PBT_SCHEDULER), "keras.yaml")
-    assert [(p.code, p.path) for p in check_file(keras).problems] == [("E206", "scaling.num_workers")]
+    spec = write_spec(TWO_WORKERS.format(framework=framework, scheduler=scheduler))
+    assert check_file(spec).problems == []
+    source = api.compile(api.load(spec))
+    compile(source, "pbt_train.py", "exec")
+    assert "trainer = make_trainer(config, scaling, name, storage_path, [ReportToTrial(reports)])" in source
+    assert "readable_checkpoint(ray.train.get_checkpoint() or given" in source
+    assert 'ray.train.Checkpoint(config["start_from"]) if config.get("start_from")' in source or (
+        "ray.train.Checkpoint(start_from) if start_from" in source
+    )
