@@ -202,3 +202,24 @@ def test_pbt_and_pb2_over_train_runs_are_valid_in_both_frameworks(write_spec, fr
     assert 'ray.train.Checkpoint(config["start_from"]) if config.get("start_from")' in source or (
         "ray.train.Checkpoint(start_from) if start_from" in source
     )
+
+
+def test_paths_only_mutations_names_are_listed_with_the_trials(tmp_path):
+    """lr, dropout and hidden_sizes.0 are in scheduler.mutations only: PBT draws each trial's first value into its
+    config, and results.csv rows, best.json/best.yaml and the progress lines list them after tune.space's paths
+    (a real search: tests/e2e/test_pbt_mutations.py)."""
+    _, source, script = compiled(tmp_path)
+    mutated = ["training.optimizer.lr", "model.dropout", "model.hidden_sizes.0"]
+    assert script.trial_paths() == ["training.optimizer.momentum", *mutated]
+    assert source.count("for path in trial_paths()") == 3  # results.csv rows, best.json's config, progress lines
+    config = {"training.optimizer.momentum": 0.9, "training.optimizer.lr": 0.01, "model.dropout": 0.2}
+    result = types.SimpleNamespace(config={**config, "model.hidden_sizes.0": 3}, metrics={"epoch": 7}, error=None)
+    result.metrics_dataframe, result.path = None, str(tmp_path / "trial_a1b2c_00000")
+    row = script.trial_row(result, 8)
+    assert [row[path] for path in script.trial_paths()] == [0.9, 0.01, 0.2, 3]
+
+
+def test_without_such_paths_the_script_lists_the_space(tmp_path, write_spec):
+    spec = write_spec(TWO_WORKERS.format(framework="torch", scheduler=PBT_SCHEDULER))  # lr: in tune.space too
+    source = api.compile(api.load(spec))
+    assert "trial_paths" not in source and "for path in search_space()" in source
