@@ -449,6 +449,8 @@ def run_trial(sample, config, scaling, storage_path):
     config = with_sample(config, sample)
     name = f"train-trial_id={tune.get_context().get_trial_id()}"
     start = tune.get_checkpoint()
+    if start and start.get_metadata().get("epoch", -1) + 1 >= config["training"]["epochs"]:
+        return  # PBT stopped it after its last epoch: nothing left to train (no Train run to start)
     if start:
         config["start_from"] = start.path
         name += "-from-" + hashlib.sha1(start.path.encode()).hexdigest()[:8]
@@ -460,8 +462,10 @@ def run_trial(sample, config, scaling, storage_path):
             metrics = reports.get(timeout=0.5)
         except Empty:
             continue
-        path = metrics.get("checkpoint_path")
-        tune.report(metrics, checkpoint=tune.Checkpoint(path) if path else None)
+        checkpoint = tune.Checkpoint(metrics["checkpoint_path"]) if "checkpoint_path" in metrics else None
+        if checkpoint:
+            checkpoint.set_metadata({"epoch": metrics["epoch"]})  # read back by the trial that starts from it
+        tune.report(metrics, checkpoint=checkpoint)
     fitting.result()  # a failed Train run fails the trial (Tune retries it: run.max_failures)
 
 

@@ -168,7 +168,9 @@ def test_pbt_over_train_runs_passes_train_checkpoints_through_tune(write_spec):
     source = api.compile(api.load(spec))
     compile(source, "pbt_train.py", "exec")
     assert "class ReportToTrial(ray.train.UserCallback):" in source
-    assert "tune.report(metrics, checkpoint=tune.Checkpoint(path) if path else None)" in source
+    assert "tune.report(metrics, checkpoint=checkpoint)" in source
+    assert 'checkpoint.set_metadata({"epoch": metrics["epoch"]})' in source  # a trial given it after the last epoch
+    assert 'start.get_metadata().get("epoch", -1) + 1 >= config["training"]["epochs"]' in source  # ends at once
     assert 'config["start_from"] = start.path' in source
     assert 'restore(model, optimizer, device, config.get("start_from"))' in source
     assert "TuneReportCallback()" not in source and "import TuneReportCallback" not in source
