@@ -539,6 +539,10 @@ def main(argv=None, artefacts=None, echo=True, ray_started=False):
                 run_config=tune.RunConfig(
                     name=RUN_NAME,
                     storage_path=storage_path,
+                    # the trials' copies of their Train checkpoints, which PBT hands on (Tune keeps the latest too)
+                    checkpoint_config=tune.CheckpointConfig(
+                        num_to_keep=4, checkpoint_score_attribute="val_accuracy", checkpoint_score_order="max"
+                    ),
                     callbacks=callbacks + ([progress] if progress else []),
                     verbose=0,  # TrialProgress shows the search
                 ),

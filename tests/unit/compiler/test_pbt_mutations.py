@@ -174,6 +174,7 @@ def test_pbt_over_train_runs_passes_train_checkpoints_through_tune(write_spec):
     assert 'config["start_from"] = start.path' in source
     assert 'restore(model, optimizer, device, config.get("start_from"))' in source
     assert "TuneReportCallback()" not in source and "import TuneReportCallback" not in source
+    assert source.count("checkpoint_config=") == 2  # Train's checkpoints, and Tune's copies (run.checkpoints_to_keep)
     fifo = api.compile(api.load(write_spec(TWO_WORKERS.format(framework="torch", scheduler=""), "fifo.yaml")))
     assert "callbacks=[TuneReportCallback()]" in fifo
     assert "start_from" not in fifo and "ReportToTrial" not in fifo
