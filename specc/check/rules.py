@@ -124,14 +124,6 @@ def needs_checkpoints(e: Experiment, at: Locator) -> Iterator[Problem]:
             "checkpoint every epoch: checkpoint_every: 1",
         )
         return
-    if e.scaling.num_workers > 1:
-        yield at(
-            "E206",
-            f"{scheduler.type} hands a trial's Tune checkpoint to another trial, but with num_workers "
-            f"{e.scaling.num_workers} each trial's checkpoints belong to its own Ray Train run",
-            ("scaling", "num_workers"),
-            "train each trial in one process: num_workers: 1 (or 0)",
-        )
     keep = e.run.checkpoints_to_keep
     if keep is not None and keep < 3:
         yield at(

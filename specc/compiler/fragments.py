@@ -13,7 +13,7 @@ from specc.compiler.keras_fragments import tensorflow_context, tensorflow_module
 from specc.compiler.render import WIDTH, Code, Multiline, literal
 from specc.compiler.resolve import Plan, is_searched
 from specc.compiler.tracking import tracking_context, tracking_imports
-from specc.compiler.tune_fragments import optimizer_types, tune_context, tune_imports
+from specc.compiler.tune_fragments import optimizer_types, population_train, tune_context, tune_imports
 from specc.spec.dump import dump_recorded
 
 ACTIVATIONS = {
@@ -60,6 +60,7 @@ STDLIB = {
     "sys",
 }
 STDLIB |= {"contextlib", "fcntl", "functools", "re", "stat", "tempfile", "threading", "time", "zipfile"}
+STDLIB |= {"concurrent.futures", "hashlib"}
 # run.resume -> Tuner.restore's arguments (never: check_resumable refuses before Tune is asked)
 RESTORE = {
     "auto": "resume_unfinished=True, resume_errored=True",
@@ -83,6 +84,7 @@ def context(plan: Plan, script_name: str) -> dict:
         "move_batches": lean and e.scaling.use_gpu and plan.loader != "ray_data",
         "restore_args": Code(RESTORE[e.run.resume]),
         "optimizer_types": optimizer_types(plan.experiment),  # more than one: tune.space chooses among them
+        "population_train": population_train(plan),  # pbt/pb2 over trials that each drive a Train run
         **tune_context(plan),
         **tracking_context(plan),
         "plan": plan,

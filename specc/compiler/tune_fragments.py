@@ -189,6 +189,22 @@ def clip_line(clip) -> Code:
     return Code(f"config[{literal(clip.path)}] = {value}")
 
 
+def population_train(plan: Plan) -> bool:
+    """PBT/PB2 over trials that each drive a Ray Train run: the trial reports each Train checkpoint to Tune (for PBT
+    to copy to other trials) and starts its Train run from the Tune checkpoint it is given."""
+    scheduler = plan.experiment.scheduler
+    return plan.shape == "tune_train" and scheduler is not None and scheduler.type in ("pbt", "pb2")
+
+
+def mutated_only(e) -> list[str]:
+    """Paths that only scheduler.mutations (pbt) or bounds (pb2) name: Ray's PBT draws each trial's first value from
+    them into the trial's config, so results.csv, best.yaml and the progress lines list them beside tune.space's."""
+    if e.objective is not None:  # an objective's config is its params, all of them listed already
+        return []
+    named = [*getattr(e.scheduler, "mutations", {}), *getattr(e.scheduler, "bounds", {})]
+    return [path for path in dict.fromkeys(named) if path not in e.tune.space]
+
+
 def tune_context(plan: Plan) -> dict:
     e = plan.experiment
     if e.tune is None:
@@ -208,6 +224,8 @@ def tune_context(plan: Plan) -> dict:
         "mutations": {key(path): mutation(d) for path, d in getattr(e.scheduler, "mutations", {}).items()},
         "bounds": {key(path): bounds for path, bounds in getattr(e.scheduler, "bounds", {}).items()},
         "keep_in_bounds": [(clip_line(clip), clip.why) for clip in pbt_clips(e)],
+        "mutated_only": mutated_only(e),
+        "trial_paths": Code("trial_paths()" if mutated_only(e) else "search_space()"),
         "points": [_point(point, e) for point in e.tune.search.points_to_evaluate],
         "step_word": "report" if e.objective is not None else "epoch",  # what a scheduler's budget of one is
         "stop_conditions": [_condition(text) for text in (e.stop.when if e.stop else [])],
@@ -327,6 +345,9 @@ def tune_imports(plan: Plan) -> tuple[set[str], set[str]]:
     stoppers = ["CombinedStopper"] * combined + ["Stopper"] * (rules or search_end) + ["TrialPlateauStopper"] * plateau
     if stoppers:
         froms.add(f"from ray.tune.stopper import {', '.join(stoppers)}")
-    if plan.shape == "tune_train":
+    if population_train(plan):
+        modules |= {"concurrent.futures", "hashlib"}
+        froms.add("from ray.util.queue import Empty, Queue")
+    elif plan.shape == "tune_train":
         froms.add("from ray.tune.integration.ray_train import TuneReportCallback")
     return modules, froms

@@ -107,7 +107,14 @@ def _scheduler_lines(report: dict) -> list[str]:
         ]
     epochs_list = ", ".join(str(e) for e in s["perturbation_epochs"]) or "none"
     share = f"{s['quantile_fraction']:.0%}"
-    return [f"{kind}: exploit/explore at {unit}s {epochs_list} (the bottom {share} copy the top {share})"]
+    lines = [f"{kind}: exploit/explore at {unit}s {epochs_list} (the bottom {share} copy the top {share})"]
+    return lines + [_clip_line(clip) for clip in s.get("keep_in_bounds", [])]
+
+
+def _clip_line(clip: dict) -> str:
+    """`keep_in_bounds after each perturbation: model.dropout (0 <= dropout < 1: at most 0.3, the top of its range)`:
+    what the script clips after each of PBT's perturbations (x1.2 / x0.8, again and again, can cross any bound)."""
+    return f"keep_in_bounds after each perturbation: {clip['path']} ({clip['why']})"
 
 
 def _hyperband_line(bracket: dict, unit: str = "epoch") -> str:

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from specc.check.search_space import pbt_clips
 from specc.plan.sampling import NotReproducible, grid_sizes, sample_configs, trial_count
 from specc.plan.shape import TRIAL_DRIVER_CPU, shape_of
 from specc.spec import Experiment
@@ -200,6 +201,9 @@ def scheduler_plan(experiment: Experiment, trials: int) -> dict:
         plan["perturbation_epochs"] = perturbation_epochs(
             scheduler.perturbation_interval, burn_in, steps_per_trial(experiment) or 0
         )
+        # the bounds the script's keep_in_bounds holds perturbed values inside (pbt only: pb2 explores within bounds)
+        clips = pbt_clips(experiment)
+        plan["keep_in_bounds"] = [{"path": c.path, "low": c.low, "high": c.high, "why": c.why} for c in clips]
     return plan
 
 

@@ -4,8 +4,10 @@ perturbed number is kept inside its field's bounds by the script's keep_in_bound
 from __future__ import annotations
 
 import pytest
+import yaml
 
-from .test_tune import exploits, spec_text, start_search
+from .conftest import read_best
+from .test_tune import exploits, spec_text, start_search, trial_rows
 
 pytestmark = pytest.mark.slow
 
@@ -57,3 +59,15 @@ def test_explored_values_stay_in_their_set_and_bounds(pbt_mutations):
             pytest.approx(min(donor["model.dropout"] * 1.2, 0.3)),
             pytest.approx(donor["model.dropout"] * 0.8),
         ), step
+
+
+def test_a_path_only_mutations_names_is_listed_with_the_trials_values(pbt_mutations):
+    """training.optimizer.momentum is in scheduler.mutations only: PBT draws each trial's first value into its config,
+    and results.csv, best.json and best.yaml list it beside tune.space's paths (the value Ray has in the trial)."""
+    _spec, run_dir, _ = pbt_mutations
+    rows = trial_rows(run_dir)
+    assert rows and all(row["training.optimizer.momentum"] in (0.5, 0.7, 0.9) for row in rows), rows
+    best = read_best(run_dir)
+    assert best["config"]["training.optimizer.momentum"] in (0.5, 0.7, 0.9)
+    spec = yaml.safe_load((run_dir / "best.yaml").read_text(encoding="utf-8"))
+    assert spec["training"]["optimizer"]["momentum"] == best["config"]["training.optimizer.momentum"]

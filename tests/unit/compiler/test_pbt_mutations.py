@@ -134,3 +134,95 @@ def test_integers_are_clipped_as_integers(tmp_path):
     configs = explore_chain(script.make_scheduler(), dict(START))
     sizes = [config["model.hidden_sizes.0"] for config in configs]
     assert min(sizes) == 1 and all(isinstance(size, int) for size in sizes)
+
+
+TWO_WORKERS = """\
+specc: 1
+name: pbt-train
+framework: {framework}
+model: {{type: mlp, hidden_sizes: [32]}}
+dataset: {{type: digits, batch_size: 64}}
+training: {{epochs: 4, optimizer: {{type: sgd, lr: 0.05}}, checkpoint_every: 1}}
+scaling: {{num_workers: 2, resources_per_worker: {{CPU: 0.4}}}}
+run: {{checkpoints_to_keep: 4}}
+tune:
+  metric: val_accuracy
+  mode: max
+  space:
+    training.optimizer.lr: {{grid: [0.002, 0.2]}}
+{scheduler}
+"""
+PBT_SCHEDULER = """\
+scheduler:
+  type: pbt
+  perturbation_interval: 1
+  mutations:
+    training.optimizer.lr: {loguniform: [1.0e-3, 0.3]}
+"""
+
+
+def test_pbt_over_train_runs_passes_train_checkpoints_through_tune(write_spec):
+    """A trial that drives a 2-worker Train run reports each Train checkpoint to Tune (for PBT to copy) and starts
+    a new Train run from the Tune checkpoint it is given; without pbt, the script keeps TuneReportCallback."""
+    spec = write_spec(TWO_WORKERS.format(framework="torch", scheduler=PBT_SCHEDULER))
+    source = api.compile(api.load(spec))
+    compile(source, "pbt_train.py", "exec")
+    assert "class ReportToTrial(ray.train.UserCallback):" in source
+    assert "tune.report(metrics, checkpoint=checkpoint)" in source
+    assert 'checkpoint.set_metadata({"epoch": metrics["epoch"]})' in source  # a trial given it after the last epoch
+    assert 'start.get_metadata().get("epoch", -1) + 1 >= config["training"]["epochs"]' in source  # ends at once
+    assert 'config["start_from"] = start.path' in source
+    assert 'restore(model, optimizer, device, config.get("start_from"))' in source
+    assert "TuneReportCallback()" not in source and "import TuneReportCallback" not in source
+    assert source.count("checkpoint_config=") == 2  # Train's checkpoints, and Tune's copies (run.checkpoints_to_keep)
+    fifo = api.compile(api.load(write_spec(TWO_WORKERS.format(framework="torch", scheduler=""), "fifo.yaml")))
+    assert "callbacks=[TuneReportCallback()]" in fifo
+    assert "start_from" not in fifo and "ReportToTrial" not in fifo
+
+
+PB2_SCHEDULER = """\
+scheduler:
+  type: pb2
+  perturbation_interval: 1
+  bounds:
+    training.optimizer.lr: [1.0e-3, 0.3]
+"""
+
+
+@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
+@pytest.mark.parametrize("scheduler", [PBT_SCHEDULER, PB2_SCHEDULER], ids=["pbt", "pb2"])
+def test_pbt_and_pb2_over_train_runs_are_valid_in_both_frameworks(write_spec, framework, scheduler):
+    """Each framework's train_func starts from config["start_from"] (once E206 for num_workers > 1; both checked
+    end to end: tests/e2e/test_pbt_train.py)."""
+    from specc.check.validate import check_file
+
+    spec = write_spec(TWO_WORKERS.format(framework=framework, scheduler=scheduler))
+    assert check_file(spec).problems == []
+    source = api.compile(api.load(spec))
+    compile(source, "pbt_train.py", "exec")
+    assert "trainer = make_trainer(config, scaling, name, storage_path, [ReportToTrial(reports)])" in source
+    assert "readable_checkpoint(ray.train.get_checkpoint() or given" in source
+    assert 'ray.train.Checkpoint(config["start_from"]) if config.get("start_from")' in source or (
+        "ray.train.Checkpoint(start_from) if start_from" in source
+    )
+
+
+def test_paths_only_mutations_names_are_listed_with_the_trials(tmp_path):
+    """lr, dropout and hidden_sizes.0 are in scheduler.mutations only: PBT draws each trial's first value into its
+    config, and results.csv rows, best.json/best.yaml and the progress lines list them after tune.space's paths
+    (a real search: tests/e2e/test_pbt_mutations.py)."""
+    _, source, script = compiled(tmp_path)
+    mutated = ["training.optimizer.lr", "model.dropout", "model.hidden_sizes.0"]
+    assert script.trial_paths() == ["training.optimizer.momentum", *mutated]
+    assert source.count("for path in trial_paths()") == 3  # results.csv rows, best.json's config, progress lines
+    config = {"training.optimizer.momentum": 0.9, "training.optimizer.lr": 0.01, "model.dropout": 0.2}
+    result = types.SimpleNamespace(config={**config, "model.hidden_sizes.0": 3}, metrics={"epoch": 7}, error=None)
+    result.metrics_dataframe, result.path = None, str(tmp_path / "trial_a1b2c_00000")
+    row = script.trial_row(result, 8)
+    assert [row[path] for path in script.trial_paths()] == [0.9, 0.01, 0.2, 3]
+
+
+def test_without_such_paths_the_script_lists_the_space(tmp_path, write_spec):
+    spec = write_spec(TWO_WORKERS.format(framework="torch", scheduler=PBT_SCHEDULER))  # lr: in tune.space too
+    source = api.compile(api.load(spec))
+    assert "trial_paths" not in source and "for path in search_space()" in source

@@ -170,6 +170,22 @@ def test_pbt_perturbs_every_interval_after_burn_in():
     assert perturbation_epochs(interval=4, burn_in=1, epochs=3) == []
 
 
+def test_plan_shows_what_keep_in_bounds_clips(write_spec):
+    """The clips the compiled keep_in_bounds applies after each pbt perturbation, the same list (pbt_clips), in the
+    JSON and the text; none for pb2 (it explores within its bounds) or where no bound can be crossed."""
+    report = plan(ROOT / "specs" / "digits_pbt.yaml")
+    why = "0 <= dropout < 1: at most 0.3, the top of its range"
+    assert report["scheduler"]["keep_in_bounds"] == [{"path": "model.dropout", "low": None, "high": 0.3, "why": why}]
+    text = api.format_plan(report)
+    assert f"keep_in_bounds after each perturbation: model.dropout ({why})" in text
+    script = api.compile(api.load(ROOT / "specs" / "digits_pbt.yaml"))
+    assert 'config["model.dropout"] = min(config["model.dropout"], 0.3)' in script
+    lr_only = plan(ROOT / "specs" / "digits_pbt.yaml", "scheduler.mutations={training.optimizer.lr: [0.01, 0.1]}")
+    assert lr_only["scheduler"]["keep_in_bounds"] == []  # a plain list: categorical, never multiplied
+    assert "keep_in_bounds" not in api.format_plan(lr_only)
+    assert plan(ROOT / "specs" / "digits_pb2.yaml")["scheduler"]["keep_in_bounds"] == []
+
+
 def test_scheduler_budgets():
     asha = plan(ROOT / "specs" / "digits_asha.yaml")
     assert asha["scheduler"]["brackets"] == [[1, 3, 9]]
