@@ -99,6 +99,19 @@ CODES: dict[str, tuple[str, str]] = {
         "a stop condition on Ray's training_iteration or time_total_s that every trial meets at its first report, or "
         "a fractional count of reports",
     ),
+    "E235": (
+        "multi-objective-searcher",
+        "a list of metrics (tune.metric) with a searcher other than optuna, or in an objective spec",
+    ),
+    "E236": (
+        "objectives-mismatch",
+        "tune.metric and tune.mode not lists of the same length, or a metric named twice in the list",
+    ),
+    "E237": (
+        "needs-one-metric",
+        "a scheduler (asha, hyperband, median_stopping, pbt, pb2) or stop.plateau.metric_threshold beside several "
+        "objectives: it ranks trials by one metric in one direction",
+    ),
     # E4xx: running
     "E401": (
         "run-refused",
