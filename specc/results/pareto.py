@@ -30,3 +30,44 @@ def pareto_front(points, modes) -> list[int]:
 
 def _number(value) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+class FrontView:
+    """What the report and `--plot` draw of a multi-objective search: each trial's last values of the first two
+    objectives (x and y), which trials are on the front, and the front's points in x order (the staircase)."""
+
+    def __init__(self, results) -> None:
+        (self.x_name, self.x_mode), (self.y_name, self.y_mode) = results.objectives[:2]
+        self.trials: list[str] = []
+        self.x: list[float] = []
+        self.y: list[float] = []
+        self.on_front: list[bool] = []
+        front = set(results.front)
+        for index, row in enumerate(results.rows):
+            x, y = row.get(f"last_{self.x_name}"), row.get(f"last_{self.y_name}")
+            if not (_number(x) and _number(y) and math.isfinite(x) and math.isfinite(y)):
+                continue  # never reported (or NaN): nowhere to draw it
+            self.trials.append(str(row.get("trial_id")))
+            self.x.append(float(x))
+            self.y.append(float(y))
+            self.on_front.append(index in front)
+        order = sorted((x, y, t) for x, y, t, on in zip(self.x, self.y, self.trials, self.on_front, strict=True) if on)
+        self.front_x = [x for x, _, _ in order]
+        self.front_y = [y for _, y, _ in order]
+        self.front_trials = [t for _, _, t in order]
+        self.more = len(results.objectives) > 2  # the front is over all objectives; only two are drawn
+
+    def caption(self) -> str:
+        more = " (the front is over every objective; the first two are drawn)" if self.more else ""
+        return (
+            f"Each trial's last {self.x_name} ({self.x_mode}) against its last {self.y_name} ({self.y_mode}); "
+            f"the Pareto front ({len(self.front_x)} trials) in red, joined in {self.x_name} order{more}."
+        )
+
+
+def front_view(results) -> FrontView | None:
+    """The front to draw, None when the run is not a multi-objective search."""
+    if len(results.objectives) < 2 or results.kind != "tune":
+        return None
+    view = FrontView(results)
+    return view if view.trials else None
