@@ -261,6 +261,8 @@ def mode_direction(e: Experiment, at: Locator) -> Iterator[Problem]:
     if not e.tune:
         return
     multi = isinstance(e.tune.mode, list)
+    if multi != isinstance(e.tune.metric, list):
+        return  # E236: which mode goes with which metric is not said
     for index, (metric, mode) in enumerate(e.tune.objectives):
         path = ("tune", "mode", index) if multi else ("tune", "mode")
         fix = f"{'mode[' + str(index) + ']' if multi else 'mode'}: {'max' if mode == 'min' else 'min'}"

@@ -58,6 +58,7 @@ def _trials(experiment: Experiment) -> dict:
         "grid": grid_sizes(tune),
         "points_to_evaluate": len(tune.search.points_to_evaluate),
         "max_concurrent_trials": tune.max_concurrent_trials,
+        **({"objectives": [list(pair) for pair in tune.objectives]} if tune.multi_objective else {}),
     }
 
 
