@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field
+from pydantic import Discriminator, Field, Tag
 
 from specc.spec.base import MetricName, PositiveFloat, PositiveInt, Section, Seed, SpacePath, describe
 from specc.spec.space import AnyDistribution
@@ -68,14 +68,30 @@ SUPPORTED_DISTRIBUTIONS = {
 }
 
 
+def _one_or_list(value: Any) -> str:
+    """Which form a metric or mode takes: a list (several objectives) or one value; problems then speak of that form
+    alone, not of both."""
+    return "list" if isinstance(value, list) else "str"
+
+
+def one_or_list(item: Any) -> Any:
+    """`item`, or a list of them (tune.metric, tune.mode)."""
+    return Annotated[
+        Union[Annotated[item, Tag("str")], Annotated[list[item], Tag("list")]], Discriminator(_one_or_list)
+    ]
+
+
+Mode = Literal["min", "max"]
+
+
 class Tune(Section):
     """A hyperparameter search on Ray Tune. Present => each sampled config is one trial."""
 
-    metric: MetricName | list[MetricName] = describe(
+    metric: one_or_list(MetricName) = describe(
         "Metric to optimise; must be one the spec reports (e.g. val_accuracy). A list (search.type optuna only) "
         "optimises several at once: the search finds their Pareto front."
     )
-    mode: Literal["min", "max"] | list[Literal["min", "max"]] = describe(
+    mode: one_or_list(Mode) = describe(
         "min or max: which direction of the metric is better; a list of the same length as a list metric."
     )
     num_samples: PositiveInt = describe("Samples drawn; each grid entry multiplies the trial count.", 1)
