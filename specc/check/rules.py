@@ -317,15 +317,7 @@ def objectives_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
             )
     if not metric_list:
         return
-    if e.objective is not None:
-        yield at(
-            "E235",
-            "several objectives are not supported for an objective function yet: only model specs search a "
-            "Pareto front",
-            ("tune", "metric"),
-            "optimise one metric (the others can be stop conditions)",
-        )
-    elif t.search.type != "optuna":
+    if t.search.type != "optuna":
         yield at(
             "E235",
             f"several objectives need search.type optuna: Ray's {t.search.type} searcher optimises one metric",

@@ -99,10 +99,7 @@ CODES: dict[str, tuple[str, str]] = {
         "a stop condition on Ray's training_iteration or time_total_s that every trial meets at its first report, or "
         "a fractional count of reports",
     ),
-    "E235": (
-        "multi-objective-searcher",
-        "a list of metrics (tune.metric) with a searcher other than optuna, or in an objective spec",
-    ),
+    "E235": ("multi-objective-searcher", "a list of metrics (tune.metric) with a searcher other than optuna"),
     "E236": (
         "objectives-mismatch",
         "tune.metric and tune.mode not lists of the same length, or a metric named twice in the list",

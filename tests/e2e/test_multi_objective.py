@@ -3,12 +3,14 @@ over an MLP's width and learning rate for val_accuracy (max) against num_paramet
 
 The witnesses are Ray's own per-trial files (result.json, one line per report; params.json, the sampled config)
 beside specc's results.csv: best.json's front must be exactly the trials no other trial beats on both objectives'
-last values, computed here from results.csv with a definition of dominance written out in the test.
+last values, computed here from results.csv with a definition of dominance written out in the test. An objective
+spec (the user's own function, fixtures/objective_two_losses.py) searches a front the same way.
 """
 
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 import yaml
@@ -35,17 +37,19 @@ def searched(tmp_path_factory, local_ray):
     return spec, root / "runs" / "digits-multi-objective", result
 
 
-def better_or_equal(a: dict, b: dict) -> bool:
+def better_or_equal(a: dict, b: dict, objectives=OBJECTIVES) -> bool:
     """a is at least as good as b on every objective."""
-    return all(a[m] >= b[m] if mode == "max" else a[m] <= b[m] for m, mode in OBJECTIVES)
+    return all(a[m] >= b[m] if mode == "max" else a[m] <= b[m] for m, mode in objectives)
 
 
-def non_dominated(rows: list[dict]) -> set[str]:
-    last = {row["trial_id"]: {m: row[f"last_{m}"] for m, _ in OBJECTIVES} for row in rows}
+def non_dominated(rows: list[dict], objectives=OBJECTIVES) -> set[str]:
+    last = {row["trial_id"]: {m: row[f"last_{m}"] for m, _ in objectives} for row in rows}
     return {
         trial
         for trial, values in last.items()
-        if not any(better_or_equal(other, values) and other != values for o, other in last.items() if o != trial)
+        if not any(
+            better_or_equal(other, values, objectives) and other != values for o, other in last.items() if o != trial
+        )
     }
 
 
@@ -111,3 +115,42 @@ def test_resume_keeps_the_finished_search_and_its_front(searched):
     before = read_best(run_dir)["front"]
     run_spec(spec, storage_path=run_dir.parent, quiet=True, resume=True)
     assert read_best(run_dir)["front"] == before
+
+
+OBJECTIVE_SPEC = """\
+specc: 1
+name: two-losses
+objective:
+  function: two_losses_objective:two_losses
+  params: {steps: 3, x: 0.0}
+  metrics: [loss1, loss2]
+  max_steps: 3
+tune:
+  metric: [loss1, loss2]
+  mode: [min, min]
+  num_samples: 6
+  max_concurrent_trials: 2
+  search: {type: optuna, seed: 1}
+  space: {objective.params.x: {uniform: [-2, 2]}}
+"""
+
+
+def test_an_objective_function_s_front_is_its_non_dominated_trials(tmp_path, local_ray):
+    pytest.importorskip("optuna")
+    fixture = Path(__file__).parent / "fixtures" / "objective_two_losses.py"
+    shutil.copyfile(fixture, tmp_path / "two_losses_objective.py")
+    spec = tmp_path / "two_losses.yaml"
+    spec.write_text(OBJECTIVE_SPEC, encoding="utf-8")
+    run_spec(spec, storage_path=tmp_path / "runs", quiet=True)
+    run_dir = tmp_path / "runs" / "two-losses"
+    rows = trial_rows(run_dir)
+    objectives = (("loss1", "min"), ("loss2", "min"))
+    front = read_best(run_dir)["front"]
+    assert len(rows) == 6 and {member["trial_id"] for member in front} == non_dominated(rows, objectives)
+    for member in front:
+        x = member["config"]["objective.params.x"]
+        assert member["metrics"]["loss2"] == ray_history(run_dir, member["trial_id"])[-1]["loss2"] == (x + 1) ** 2
+        assert member["step"] == 3
+    # the trade-off lies in [-1, 1]: a trial outside it is beaten by the one at the nearer end, if it ran
+    inside = [row for row in rows if -1 <= row["objective.params.x"] <= 1]
+    assert all(row["pareto"] in (True, "True") for row in inside)

@@ -95,3 +95,30 @@ def test_best_yaml_retrains_the_front_s_first_member_and_is_a_valid_spec(write_s
     path = tmp_path / "best.yaml"
     path.write_text(text, encoding="utf-8")
     assert api.check_file(path).problems == []
+
+
+OBJECTIVE = """\
+specc: 1
+name: two-losses
+objective:
+  function: objectives:two_losses
+  params: {steps: 3, x: 0.0}
+  metrics: [loss1, loss2]
+tune:
+  metric: [loss1, loss2]
+  mode: [min, min]
+  search: {type: optuna}
+  space: {objective.params.x: {uniform: [-2, 2]}}
+"""
+
+
+def test_an_objective_spec_s_search_is_multi_objective_the_same_way(write_spec):
+    source = api.compile(api.load(write_spec(OBJECTIVE)))
+    assert 'METRIC, MODE = ["loss1", "loss2"], ["min", "min"]' in source
+    (optuna,) = calls(source, "OptunaSearch")
+    assert keywords(optuna)["metric"] == "METRIC" and keywords(optuna)["mode"] == "MODE"
+    (tune_config,) = calls(source, "TuneConfig")
+    assert "metric" not in keywords(tune_config) and "mode" not in keywords(tune_config)
+    (checkpoint_config,) = calls(source, "CheckpointConfig")
+    assert "checkpoint_score_attribute" not in keywords(checkpoint_config)
+    assert "def pareto_front(points, modes):" in source and "best_{METRIC}" not in source
