@@ -333,6 +333,14 @@ def objectives_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
             "leave the scheduler out (fifo: every trial runs to the end), or optimise one metric",
             also=("tune", "metric"),
         )
+    if "num_parameters" in t.metric and e.objective is None and not any(path.startswith("model.") for path in t.space):
+        yield at(
+            "W334",
+            "num_parameters is an objective, but the search changes no model.* field: every trial has the same "
+            "count, so the front holds only the best trials by the other metrics",
+            ("tune", "metric", t.metric.index("num_parameters")),
+            "search a field that sizes the model (e.g. model.hidden_sizes), or drop num_parameters from tune.metric",
+        )
     plateau = e.stop.plateau if e.stop else None
     if plateau is not None and plateau.metric_threshold is not None:
         yield at(

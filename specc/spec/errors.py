@@ -145,6 +145,11 @@ CODES: dict[str, tuple[str, str]] = {
         "a scheduler budget (max_t, grace_period) or a training_iteration stop condition beyond training.epochs: "
         "Ray accepts it, but the trials end at the last epoch first",
     ),
+    "W334": (
+        "objective-never-varies",
+        "num_parameters among several objectives while the search changes no model.* field: every trial has the "
+        "same count, and the front is the best trials by the other metrics",
+    ),
     # W307-W309: reading a finished run's directory (specc results, specc report); the rest of the run is shown
     "W307": (
         "run-file-unreadable",
