@@ -289,9 +289,10 @@ def objectives_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
     if not metric_list and not mode_list:
         return
     if metric_list != mode_list:
+        listed, plain = ("metric", "mode") if metric_list else ("mode", "metric")
         yield at(
             "E236",
-            "tune.metric is a list but tune.mode is not" if metric_list else "tune.mode is a list but tune.metric is not",
+            f"tune.{listed} is a list but tune.{plain} is not",
             ("tune", "mode"),
             "give one mode per metric, e.g. mode: [max, min]" if metric_list else "mode: min or mode: max",
             also=("tune", "metric"),
