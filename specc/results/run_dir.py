@@ -95,8 +95,8 @@ def read_run(run_dir: str | os.PathLike) -> RunResults:
     kind = "tune" if "trial_id" in columns else "train"
     best = read_best(files)
     spec = read_resolved_spec(files)
-    metric, mode = _goal(kind, best, spec)
     objectives = _objectives(kind, best, spec)
+    metric, mode = (None, None) if objectives else _goal(kind, best, spec)  # several: no one metric ranks the rows
     results = RunResults(
         run_dir=run_dir,
         kind=kind,
@@ -228,12 +228,8 @@ def read_resolved_spec(files: RunFiles) -> dict:
 
 def _goal(kind: str, best: dict, spec: dict) -> tuple[str | None, str | None]:
     """(metric, mode) that picks the best row: best.json's, else the resolved spec's."""
-    if isinstance(best.get("metric"), list) or (
-        kind == "tune" and isinstance(_section(spec, "tune").get("metric"), list)
-    ):
-        return None, None  # several objectives: no one metric ranks the rows (see _objectives)
-    if best.get("metric"):
-        return best["metric"], best.get("mode", "max")
+    if isinstance(best.get("metric"), str) and best["metric"]:
+        return best["metric"], best.get("mode") if best.get("mode") in ("min", "max") else "max"
     run = spec.get("run")
     section = spec.get("tune") if kind == "tune" else run.get("checkpoint_score") if isinstance(run, dict) else None
     if isinstance(section, dict) and isinstance(section.get("metric"), str) and section["metric"]:
