@@ -488,9 +488,10 @@ def main(argv=None, artefacts=None, echo=True, ray_started=False):
 
 
 def write_results(run_dir, results, config):
-    """results.csv (one row per trial), best.json and best.yaml (the best trial as a spec of its own); returns the
-    summary (best.json's) and the rows. The best trial is one whose loss stayed finite; a search whose every trial
-    diverged has none (status diverged)."""
+    """results.csv (one row per trial, `pareto` marking the front), best.json (the Pareto front: every trial no other
+    beats on all of tune.metric by their last results, each with its config, metrics and checkpoint) and best.yaml
+    (the front's first by METRIC[0] as a spec of its own); returns the summary (best.json's) and the rows. A trial
+    whose loss diverged is on no front; a search whose every trial diverged has none (status diverged)."""
     trials = list(results)
     for result in trials:
         if result.error:
@@ -564,7 +565,7 @@ def pareto_front(points, modes):
 
 def trial_row(result, epochs):
     """A trial in results.csv: status (diverged: it stopped at a NaN or infinite loss), epochs run, sampled values,
-    best and last metrics."""
+    whether it is on the Pareto front, last metrics."""
     metrics = result.metrics or {}
     ran = metrics.get("epoch", -1) + 1
     status = (
