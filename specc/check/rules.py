@@ -210,7 +210,10 @@ def checkpoint_settings_used(e: Experiment, at: Locator) -> Iterator[Problem]:
 
 # -- metric names -------------------------------------------------------------------------------
 def metric_uses(e: Experiment) -> Iterator[tuple[str, Path]]:
-    if e.tune:
+    if e.tune and e.tune.multi_objective:
+        for index, name in enumerate(e.tune.metric):
+            yield name, ("tune", "metric", index)
+    elif e.tune:
         yield e.tune.metric, ("tune", "metric")
     if e.stop:
         for field in ("when", "all_when"):
@@ -250,13 +253,97 @@ def metrics_reported(e: Experiment, at: Locator) -> Iterator[Problem]:
 def mode_direction(e: Experiment, at: Locator) -> Iterator[Problem]:
     if not e.tune:
         return
-    metric, mode = e.tune.metric, e.tune.mode
-    if mode == "max" and metric == "num_parameters":
-        yield at("W301", "mode is max: the search would rank the largest model best", ("tune", "mode"), "mode: min")
-    elif mode == "max" and LOWER_IS_BETTER.search(metric):
-        yield at("W301", f"mode is max, but lower {metric} is better", ("tune", "mode"), "mode: min")
-    if mode == "min" and HIGHER_IS_BETTER.search(metric):
-        yield at("W301", f"mode is min, but higher {metric} is better", ("tune", "mode"), "mode: max")
+    multi = isinstance(e.tune.mode, list)
+    if multi != isinstance(e.tune.metric, list):
+        return  # E236: which mode goes with which metric is not said
+    for index, (metric, mode) in enumerate(e.tune.objectives):
+        path = ("tune", "mode", index) if multi else ("tune", "mode")
+        fix = f"{'mode[' + str(index) + ']' if multi else 'mode'}: {'max' if mode == 'min' else 'min'}"
+        if mode == "max" and metric == "num_parameters":
+            yield at("W301", "mode is max: the search would rank the largest model best", path, fix)
+        elif mode == "max" and LOWER_IS_BETTER.search(metric):
+            yield at("W301", f"mode is max, but lower {metric} is better", path, fix)
+        if mode == "min" and HIGHER_IS_BETTER.search(metric):
+            yield at("W301", f"mode is min, but higher {metric} is better", path, fix)
+
+
+# -- several objectives (tune.metric a list) -------------------------------------------------------
+ONE_METRIC_SCHEDULERS = ("asha", "hyperband", "median_stopping", "pbt", "pb2")
+
+
+def objectives_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """E235-E237: a list of metrics is a multi-objective search, which only Optuna runs (Ray's OptunaSearch takes
+    metric and mode lists; TuneConfig, the other searchers and the schedulers take one metric). Anything that
+    ranks trials by one metric in one direction cannot stand beside it."""
+    t = e.tune
+    if t is None:
+        return
+    metric_list, mode_list = isinstance(t.metric, list), isinstance(t.mode, list)
+    if not metric_list and not mode_list:
+        return
+    if metric_list != mode_list:
+        listed, plain = ("metric", "mode") if metric_list else ("mode", "metric")
+        yield at(
+            "E236",
+            f"tune.{listed} is a list but tune.{plain} is not",
+            ("tune", "mode"),
+            "give one mode per metric, e.g. mode: [max, min]" if metric_list else "mode: min or mode: max",
+            also=("tune", "metric"),
+        )
+    elif len(t.metric) != len(t.mode):
+        yield at(
+            "E236",
+            f"tune.metric names {len(t.metric)} metrics but tune.mode gives {len(t.mode)} modes",
+            ("tune", "mode"),
+            "one mode (min or max) per metric, in the same order",
+            also=("tune", "metric"),
+        )
+    if metric_list:
+        for index, name in enumerate(t.metric):
+            if name in t.metric[:index]:
+                yield at("E236", f"'{name}' is named twice in tune.metric", ("tune", "metric", index), "name it once")
+        if len(t.metric) == 1:
+            yield at(
+                "E236",
+                "tune.metric is a list of one: a single objective",
+                ("tune", "metric"),
+                f"metric: {t.metric[0]} (no list), or name a second metric",
+            )
+    if not metric_list:
+        return
+    if t.search.type != "optuna":
+        yield at(
+            "E235",
+            f"several objectives need search.type optuna: Ray's {t.search.type} searcher optimises one metric",
+            ("tune", "metric"),
+            "search: {type: optuna}, or optimise one metric",
+            also=("tune", "search", "type"),
+        )
+    if e.scheduler is not None and e.scheduler.type in ONE_METRIC_SCHEDULERS:
+        yield at(
+            "E237",
+            f"scheduler {e.scheduler.type} ranks trials by one metric, but tune.metric names {len(t.metric)}",
+            ("scheduler", "type"),
+            "leave the scheduler out (fifo: every trial runs to the end), or optimise one metric",
+            also=("tune", "metric"),
+        )
+    if "num_parameters" in t.metric and e.objective is None and not any(path.startswith("model.") for path in t.space):
+        yield at(
+            "W334",
+            "num_parameters is an objective, but the search changes no model.* field: every trial has the same "
+            "count, so the front holds only the best trials by the other metrics",
+            ("tune", "metric", t.metric.index("num_parameters")),
+            "search a field that sizes the model (e.g. model.hidden_sizes), or drop num_parameters from tune.metric",
+        )
+    plateau = e.stop.plateau if e.stop else None
+    if plateau is not None and plateau.metric_threshold is not None:
+        yield at(
+            "E237",
+            "stop.plateau.metric_threshold needs one direction (tune.mode), but tune.mode is a list",
+            ("stop", "plateau", "metric_threshold"),
+            "leave metric_threshold out (the plateau alone stops the trial), or state the bound in stop.when",
+            also=("tune", "mode"),
+        )
 
 
 # -- framework, task, model x data --------------------------------------------------------------
@@ -919,6 +1006,7 @@ RULES = (
     validation_source,
     metrics_reported,
     mode_direction,
+    objectives_fit,
     space_paths,
     search_supports,
     pbt_grid,
@@ -940,6 +1028,7 @@ OBJECTIVE_RULES = (
     needs_tune,
     metrics_reported,
     mode_direction,
+    objectives_fit,
     space_paths,
     search_supports,
     pbt_grid,

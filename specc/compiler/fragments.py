@@ -351,10 +351,11 @@ def report_poll_s(num_workers: int) -> str:
 
 def _checkpoint_args(plan: Plan) -> str:
     """num_to_keep, ranked by run.checkpoint_score, else by tune.metric when searching (SPEC §8), else the latest
-    (also when the ranking metric is num_parameters, the same at every epoch)."""
+    (also when the ranking metric is num_parameters, the same at every epoch, or tune.metric is a list: several
+    objectives rank no checkpoint above another, and the front is taken from the trials' last results)."""
     e = plan.experiment
     args = [f"num_to_keep={literal(e.run.checkpoints_to_keep)}"]
-    score = e.run.checkpoint_score or e.tune
+    score = e.run.checkpoint_score or (e.tune if e.tune and not e.tune.multi_objective else None)  # no one ranking
     if score and score.metric != "num_parameters":
         args.append(f"checkpoint_score_attribute={literal(score.metric)}")
         args.append(f"checkpoint_score_order={literal(score.mode)}")

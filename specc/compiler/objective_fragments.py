@@ -59,7 +59,9 @@ def trial_resources(scaling) -> dict:
 
 def _checkpoint_args(e) -> str:
     """What Tune keeps of the checkpoints the function reports (if it reports any), ranked as the spec says."""
-    score = e.run.checkpoint_score or e.tune
+    score = e.run.checkpoint_score or (None if e.tune.multi_objective else e.tune)
+    if score is None:  # several objectives: no one metric ranks the checkpoints, the latest are kept
+        return f"num_to_keep={literal(e.run.checkpoints_to_keep)}"
     return (
         f"num_to_keep={literal(e.run.checkpoints_to_keep)}, checkpoint_score_attribute={literal(score.metric)}, "
         f"checkpoint_score_order={literal(score.mode)}"

@@ -52,6 +52,9 @@ def _search_lines(report: dict) -> list[str]:
             lines.append(f"  {option['option']}: {params}")
     if t["points_to_evaluate"]:
         lines.append(f"points_to_evaluate: {t['points_to_evaluate']}, tried first; each uses up one sample")
+    if t.get("objectives"):  # several objectives: no one best trial
+        pairs = " and ".join(f"{metric} ({mode})" for metric, mode in t["objectives"])
+        lines.append(f"objectives: {pairs}; the run keeps their Pareto front (by each trial's last result)")
     return lines
 
 

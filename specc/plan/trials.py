@@ -61,6 +61,7 @@ def _trials(experiment: Experiment) -> dict:
         "points_to_evaluate": len(tune.search.points_to_evaluate),
         "max_concurrent_trials": tune.max_concurrent_trials,
         "conditional": conditional_tree(experiment),
+        **({"objectives": [list(pair) for pair in tune.objectives]} if tune.multi_objective else {}),
     }
 
 

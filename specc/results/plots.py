@@ -23,6 +23,7 @@ from specc.results.history import (
     metric_names,
     parallel,
 )
+from specc.results.pareto import FrontView, front_view
 from specc.results.run_dir import RunResults, read_run
 from specc.results.run_files import printable
 from specc.spec.errors import UsageError
@@ -50,6 +51,9 @@ def write_plots(run: RunResults | str | os.PathLike, out_dir: str | os.PathLike)
     view = parallel(results)
     if view is not None:
         written.append(_save(plt, _parallel_figure(plt, view), os.path.join(out_dir, "parallel_coordinates.png")))
+    front = front_view(results)
+    if front is not None:
+        written.append(_save(plt, _front_figure(plt, front), os.path.join(out_dir, "pareto_front.png")))
     return written
 
 
@@ -98,6 +102,28 @@ def _style(axes) -> None:
         axes.spines[side].set_visible(False)
     axes.grid(True, color="#e5e5e5", linewidth=0.8)
     axes.set_axisbelow(True)
+
+
+# The Pareto front
+
+
+def _front_figure(plt, view: FrontView):
+    """The first two objectives' last values, one dot per trial, the front red and joined in x order."""
+    figure, axes = plt.subplots(figsize=(7.5, 5))
+    others = [i for i, on in enumerate(view.on_front) if not on]
+    axes.scatter([view.x[i] for i in others], [view.y[i] for i in others], color="#9aa5b1", s=36, label="dominated")
+    step = "pre" if view.x_mode == "max" else "post"  # the corners of the region the front dominates
+    axes.step(view.front_x, view.front_y, where=step, color=BEST, linewidth=1.5)
+    axes.scatter(view.front_x, view.front_y, color=BEST, s=60, zorder=3, label="Pareto front")
+    for x, y, trial in zip(view.front_x, view.front_y, view.front_trials, strict=True):
+        axes.annotate(_label(trial), (x, y), textcoords="offset points", xytext=(5, 5), fontsize=8, color="#444")
+    axes.set_xlabel(_label(f"{view.x_name} ({view.x_mode})"))
+    axes.set_ylabel(_label(f"{view.y_name} ({view.y_mode})"))
+    axes.set_title(_label(f"Pareto front: {view.x_name} against {view.y_name}"), loc="left", fontsize=12)
+    axes.legend(frameon=False)
+    _style(axes)
+    figure.tight_layout()
+    return figure
 
 
 # Learning curves

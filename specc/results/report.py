@@ -27,6 +27,7 @@ from specc.results.history import (
     metric_names,
     parallel,
 )
+from specc.results.pareto import FrontView, front_view
 from specc.results.run_dir import (
     STATUS_ORDER,
     RunResults,
@@ -95,6 +96,9 @@ def report_html(results: RunResults) -> str:
     sections.append(_curves_section(results, lines, metrics, curve_divs))
     if view is not None:
         sections.append(_parallel_section(view, _div(plotly, _parallel_figure(view), "parallel-coordinates", "480px")))
+    front = front_view(results)
+    if front is not None:
+        sections.append(_front_section(front, _div(plotly, _front_figure(front), "pareto-front", "460px")))
     sections.append(_table_section(results))
     sections.append(f"<footer>Written by specc {html.escape(__version__)} · <code>specc report</code></footer>")
     return PAGE.format(
@@ -168,6 +172,9 @@ def _headline(results: RunResults) -> str:
         if results.metric
         else " · no metric ranks the epochs: the last one is kept"
     )
+    if results.objectives:
+        pairs = " and ".join(f"<b>{html.escape(m)}</b> ({html.escape(mode)})" for m, mode in results.objectives)
+        goal = f" · Pareto front of {pairs}: {len(results.front)} trials"
     return (
         f"<header><h1>{html.escape(_run_name(results))}</h1>"
         f'<p class="sub">{what}{goal}</p>'
@@ -193,7 +200,12 @@ def _best_block(results: RunResults) -> str:
         return f'<section class="best"><p>No best {noun}: none {what}.</p></section>'
     row = results.rows[results.best_row]
     cards = []
-    if results.kind == "tune":
+    if results.objectives:  # the front's first member (best.yaml's): the front itself has its own section
+        title = f"The Pareto front's first by {html.escape(results.objectives[0][0])}"
+        cards.append(_card("trial", html.escape(str(row.get("trial_id")))))
+        cards.append(_card("on the front", _text(len(results.front)), "trials (pareto true)"))
+        cards.extend(_card(m, _text(row.get(f"last_{m}")), "last") for m, _ in results.objectives)
+    elif results.kind == "tune":
         cards.append(_card("best trial", html.escape(str(row.get("trial_id")))))
         epoch = best_metrics(results.best).get("epoch")
         at = f"at epoch {_text(epoch)}" if epoch is not None else ""
@@ -336,6 +348,45 @@ def _layout(metric: str, legend: bool) -> dict:
         if legend
         else {"orientation": "h", "y": -0.2},
     }
+
+
+# The Pareto front of a multi-objective search
+
+
+def _front_section(view: FrontView, div: str) -> str:
+    heading = f"<h2>Pareto front: {html.escape(view.x_name)} against {html.escape(view.y_name)}</h2>"
+    members = html.escape(", ".join(view.front_trials))
+    note = f"{html.escape(view.caption())} On the front: {members}."
+    return f'<section>{heading}<p class="note">{note}</p>{div}</section>'
+
+
+def _front_figure(view: FrontView):
+    import plotly.graph_objects as go
+
+    others = [i for i, on in enumerate(view.on_front) if not on]
+    hover = f"<b>%{{text}}</b><br>{_plain(view.x_name)} %{{x:.4g}}<br>{_plain(view.y_name)} %{{y:.4g}}<extra></extra>"
+    figure = go.Figure()
+    figure.add_trace(
+        go.Scatter(
+            x=[view.x[i] for i in others], y=[view.y[i] for i in others], text=[view.trials[i] for i in others],
+            mode="markers", name="dominated", marker={"color": "#9aa5b1", "size": 9}, hovertemplate=hover,
+        )
+    )  # fmt: skip
+    figure.add_trace(
+        go.Scatter(
+            x=view.front_x, y=view.front_y, text=view.front_trials, mode="lines+markers", name="Pareto front",
+            line={"color": BEST, "width": 2, "shape": "vh" if view.x_mode == "max" else "hv"},
+            marker={"color": BEST, "size": 11}, hovertemplate=hover,
+        )
+    )  # fmt: skip
+    figure.update_layout(
+        template="plotly_white",
+        font={"family": FONT, "size": 12},
+        margin={"l": 70, "r": 30, "t": 30, "b": 60},
+        xaxis={"title": {"text": f"{_plain(view.x_name)} ({view.x_mode})"}, "zeroline": False},
+        yaxis={"title": {"text": f"{_plain(view.y_name)} ({view.y_mode})"}, "zeroline": False},
+    )
+    return figure
 
 
 # Parallel coordinates

@@ -5,6 +5,8 @@ A compiled script leaves in `<run.storage_path>/<run.name>/`:
 - with `tune`: `results.csv`, one row per trial (`trial_id`, `status`, `epochs`, one column per search-space
   path, `best_<tune.metric>`, `last_<metric>`...); `best.json` (the best trial's id, config, metrics and
   checkpoint, with `metric` and `mode`); `best.yaml` (a single-trial spec with the best values applied).
+  A multi-objective search (`metric` and `mode` lists) has no `best_` column but `pareto` (true for the trials on
+  the Pareto front), and best.json's `front` lists those trials; its top level is the front's first member.
 - without: `results.csv`, one row per epoch (`epoch`, `train_loss`, `val_loss`, `val_<metric>`...), and
   `best.json` (the best epoch's metrics and checkpoint; best by `run.checkpoint_score`, else the last epoch).
 
@@ -27,7 +29,7 @@ from specc.spec.errors import Problem, UsageError
 
 FORMATS = ("text", "csv", "json")
 TEXT_COLUMNS = ("trial_id", "status")  # written as they are, never decoded
-TRIAL_COLUMNS = ("trial_id", "status", "epochs", "steps")  # steps: an objective's reports
+TRIAL_COLUMNS = ("trial_id", "status", "epochs", "steps", "pareto")  # steps: an objective's reports
 STATUS_ORDER = ("completed", "stopped", "error")
 PYTHON_WORDS = {"True": True, "False": False, "None": None, "nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 WIDEST_CELL = 24  # longer table cells end in "..."
@@ -43,6 +45,9 @@ class RunResults:
     there is none); `best_row` the index in `rows` of the best trial or epoch. `metric` and `mode` say what
     "best" means; both are None for a training run that keeps its last epoch. `best_spec` is the path of
     best.yaml when the run wrote one. `spec` is spec.resolved.yaml as plain data ({} when absent or unreadable).
+    `objectives` holds the (metric, mode) pairs of a multi-objective search (metric and mode are then None) and
+    `front` the indices in `rows` of its Pareto front: results.csv's `pareto` column, else computed from the
+    `last_<metric>` columns (pareto.py), best.json's first member first.
     `warnings` holds what is wrong with the run's files (W307, W308) and where best.json and results.csv disagree
     (W309): read_run's, then those of the trial files history.py reads when the curves are drawn.
     """
@@ -57,6 +62,8 @@ class RunResults:
     mode: str | None
     best_spec: str | None = None
     spec: dict = field(default_factory=dict, compare=False)
+    objectives: tuple[tuple[str, str], ...] = ()
+    front: tuple[int, ...] = ()
     warnings: list[Problem] = field(default_factory=list, compare=False)
 
     @property
@@ -88,7 +95,8 @@ def read_run(run_dir: str | os.PathLike) -> RunResults:
     kind = "tune" if "trial_id" in columns else "train"
     best = read_best(files)
     spec = read_resolved_spec(files)
-    metric, mode = _goal(kind, best, spec)
+    objectives = _objectives(kind, best, spec)
+    metric, mode = (None, None) if objectives else _goal(kind, best, spec)  # several: no one metric ranks the rows
     results = RunResults(
         run_dir=run_dir,
         kind=kind,
@@ -101,6 +109,8 @@ def read_run(run_dir: str | os.PathLike) -> RunResults:
         best_spec=files.path("best.yaml") if files.exists("best.yaml") else None,
         spec=spec,
         warnings=warnings,
+        objectives=objectives,
+        front=_front(rows, objectives, best),
     )
     warnings.extend(disagreements(results))
     return results
@@ -161,8 +171,14 @@ def decode_cell(text: str):
 # What best.json's keys must hold; a key holding something else is left out, with a warning.
 BEST_KEYS = {
     "trial_id": (lambda value: isinstance(value, str), "a string"),
-    "metric": (lambda value: isinstance(value, str), "a string"),
-    "mode": (lambda value: value in ("min", "max"), '"min" or "max"'),
+    "metric": (
+        lambda value: isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)),
+        "a string or a list of strings",
+    ),
+    "mode": (
+        lambda value: value in ("min", "max") or (isinstance(value, list) and all(v in ("min", "max") for v in value)),
+        '"min", "max" or a list of them',
+    ),
     "config": (lambda value: isinstance(value, dict), "an object"),
     "metrics": (lambda value: isinstance(value, dict), "an object"),
     "checkpoint": (lambda value: value is None or isinstance(value, str), "a path or null"),
@@ -213,14 +229,65 @@ def read_resolved_spec(files: RunFiles) -> dict:
 
 def _goal(kind: str, best: dict, spec: dict) -> tuple[str | None, str | None]:
     """(metric, mode) that picks the best row: best.json's, else the resolved spec's."""
-    if best.get("metric"):
-        return best["metric"], best.get("mode", "max")
+    if isinstance(best.get("metric"), str) and best["metric"]:
+        return best["metric"], best.get("mode") if best.get("mode") in ("min", "max") else "max"
     run = spec.get("run")
     section = spec.get("tune") if kind == "tune" else run.get("checkpoint_score") if isinstance(run, dict) else None
     if isinstance(section, dict) and isinstance(section.get("metric"), str) and section["metric"]:
         mode = section.get("mode")
         return section["metric"], mode if mode in ("min", "max") else "max"
     return None, None
+
+
+def _section(spec: dict, name: str) -> dict:
+    section = spec.get(name)
+    return section if isinstance(section, dict) else {}
+
+
+def _objectives(kind: str, best: dict, spec: dict) -> tuple[tuple[str, str], ...]:
+    """The (metric, mode) pairs of a multi-objective search: best.json's lists, else the resolved spec's."""
+    if kind != "tune":
+        return ()
+    for source in (best, _section(spec, "tune")):
+        metric, mode = source.get("metric"), source.get("mode")
+        lists = isinstance(metric, list) and isinstance(mode, list) and len(metric) == len(mode) and metric
+        if lists and all(isinstance(m, str) for m in metric) and all(m in ("min", "max") for m in mode):
+            return tuple(zip(metric, mode, strict=True))
+    return ()
+
+
+def _front(rows: list[dict], objectives: tuple[tuple[str, str], ...], best: dict) -> tuple[int, ...]:
+    """The rows on the Pareto front: those results.csv marks (`pareto`), else the front of the `last_` columns;
+    in the order best.json lists them: best first by the first metric, then by the next (ties in row order)."""
+    if not objectives:
+        return ()
+    if any("pareto" in row for row in rows):
+        front = [i for i, row in enumerate(rows) if row.get("pareto") is True]
+    else:
+        front = computed_front(rows, objectives)
+    signs = [-1 if mode == "max" else 1 for _, mode in objectives]
+
+    def order(i: int) -> tuple:
+        return [
+            sign * _value(rows[i].get(f"last_{metric}")) for sign, (metric, _) in zip(signs, objectives, strict=True)
+        ], i
+
+    return tuple(sorted(front, key=order))
+
+
+def _value(value) -> float:
+    return value if is_number(value) and not math.isnan(value) else math.inf
+
+
+def computed_front(rows, objectives: tuple[tuple[str, str], ...]) -> list[int]:
+    """The Pareto front of the rows' `last_<metric>` values (a diverged trial is on none)."""
+    from specc.results.pareto import pareto_front
+
+    points = [
+        None if row.get("status") == "diverged" else [row.get(f"last_{metric}") for metric, _ in objectives]
+        for row in rows
+    ]
+    return pareto_front(points, [mode for _, mode in objectives])
 
 
 def _best_row(kind: str, rows: list[dict], best: dict, metric: str | None, mode: str | None) -> int | None:
@@ -257,6 +324,15 @@ def disagreements(results: RunResults) -> list[Problem]:
     if index is None:
         return [_disagree(results, f"best.json names {noun} {shown} as the best, but results.csv has no such {noun}")]
     column, metric = results.goal_column, results.metric
+    if results.objectives and any("pareto" in row for row in results.rows):
+        computed = set(computed_front(results.rows, results.objectives))
+        if computed != set(results.front):
+            ids = lambda indices: ", ".join(format_value(results.rows[i].get("trial_id")) for i in sorted(indices))  # noqa: E731
+            message = (
+                f"results.csv marks trials {ids(results.front) or 'none'} as the Pareto front, but their last "
+                f"values put {ids(computed) or 'none'} on it"
+            )
+            return [_disagree(results, message)]
     if column is None or metric is None:
         return []
     found = []
@@ -436,6 +512,8 @@ def format_best(results: RunResults) -> str:
         what = "stayed finite: the run diverged" if results.best.get("status") == "diverged" else what
         return f"no best {'trial' if results.kind == 'tune' else 'epoch'}: none {what}\n"
     row = results.rows[results.best_row]
+    if results.objectives:
+        return format_front(results)
     lines = [_best_headline(results, row)]
     lines += [f"  {printable(path)}: {format_value(value, 6)}" for path, value in best_config(results, row).items()]
     metrics = best_trial_metrics(results, row)
@@ -446,6 +524,36 @@ def format_best(results: RunResults) -> str:
         lines.append(f"  checkpoint: {format_value(results.best['checkpoint'] or 'none kept')}")
     if results.best_spec:
         lines.append(printable(f"  retrain it: specc run {shlex.quote(results.best_spec)}"))
+    return "".join(line + "\n" for line in lines)
+
+
+def objectives_text(results: RunResults) -> str:
+    """`val_accuracy (max) and num_parameters (min)`."""
+    return " and ".join(f"{printable(metric)} ({mode})" for metric, mode in results.objectives)
+
+
+def format_front(results: RunResults) -> str:
+    """A multi-objective search's Pareto front: each member's objectives and config (best.json's first member,
+    which best.yaml retrains, first), its checkpoint, and how to retrain it."""
+    count = len(results.front)
+    lines = [
+        f"Pareto front: {count} trial{'s' * (count != 1)} (pareto true), by their last {objectives_text(results)}; "
+        "no other trial is as good in both and better in one"
+    ]
+    short = dict(zip(results.space, short_names(results.space), strict=True))
+    for index in results.front:
+        row = results.rows[index]
+        values = ", ".join(f"{printable(m)} {format_value(row.get(f'last_{m}'))}" for m, _ in results.objectives)
+        config = ", ".join(f"{printable(short[p])} {format_value(row.get(p))}" for p in results.space if p in row)
+        mark = "*" if index == results.best_row else " "
+        lines.append(f"{mark} trial {format_value(row.get('trial_id'))}: {values}" + (f"; {config}" if config else ""))
+    if "checkpoint" in results.best:
+        lines.append(f"  checkpoint (*): {format_value(results.best['checkpoint'] or 'none kept')}")
+    if results.best_spec:
+        first = printable(results.objectives[0][0])
+        lines.append(
+            printable(f"  retrain * (the front's first by {first}): specc run {shlex.quote(results.best_spec)}")
+        )
     return "".join(line + "\n" for line in lines)
 
 
@@ -509,6 +617,11 @@ def format_json(results: RunResults) -> str:
         "kind": results.kind,
         "metric": results.metric,
         "mode": results.mode,
+        **(
+            {"objectives": [list(pair) for pair in results.objectives], "front": list(results.front)}
+            if results.objectives
+            else {}
+        ),
         "columns": list(results.columns),
         "rows": list(results.rows),
         "best_row": results.best_row,

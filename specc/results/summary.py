@@ -37,9 +37,13 @@ def summary(results: RunResults, seconds: float, color: bool = False) -> str:
             lines.append(
                 f"  ended by    stop.all_when {condition}: trial {trial} met it at training_iteration {reports}"
             )
+        if results.objectives and results.front:
+            ids = ", ".join(str(results.rows[i].get("trial_id")) for i in results.front)
+            lines.append(f"  front       {len(results.front)} trials (Pareto, by their last values): {ids}")
         if best.get("trial_id"):
             config = ", ".join(f"{key}={_number(value)}" for key, value in (best.get("config") or {}).items())
-            lines.append(f"  best trial  {best['trial_id']}" + (f" ({config})" if config else ""))
+            label = "front's 1st" if results.objectives else "best trial"  # best.yaml's: best by the first metric
+            lines.append(f"  {label:<11} {best['trial_id']}" + (f" ({config})" if config else ""))
     elif best.get("metrics"):
         lines.append(
             f"  best epoch  {best['metrics'].get('epoch')}" + (f" by {results.metric}" if results.metric else "")

@@ -112,6 +112,16 @@ CODES: dict[str, tuple[str, str]] = {
         "type-compiled-in",
         "options that choose another type for a section the script compiles one type of (any but training.optimizer)",
     ),
+    "E235": ("multi-objective-searcher", "a list of metrics (tune.metric) with a searcher other than optuna"),
+    "E236": (
+        "objectives-mismatch",
+        "tune.metric and tune.mode not lists of the same length, or a metric named twice in the list",
+    ),
+    "E237": (
+        "needs-one-metric",
+        "a scheduler (asha, hyperband, median_stopping, pbt, pb2) or stop.plateau.metric_threshold beside several "
+        "objectives: it ranks trials by one metric in one direction",
+    ),
     # E4xx: running
     "E401": (
         "run-refused",
@@ -147,6 +157,11 @@ CODES: dict[str, tuple[str, str]] = {
         "beyond-epochs",
         "a scheduler budget (max_t, grace_period) or a training_iteration stop condition beyond training.epochs: "
         "Ray accepts it, but the trials end at the last epoch first",
+    ),
+    "W334": (
+        "objective-never-varies",
+        "num_parameters among several objectives while the search changes no model.* field: every trial has the "
+        "same count, and the front is the best trials by the other metrics",
     ),
     # W307-W309: reading a finished run's directory (specc results, specc report); the rest of the run is shown
     "W307": (

@@ -30,7 +30,8 @@ class Run(Section):
         "Checkpoints kept per trial; null keeps all. Default 2, or 4 with a pbt/pb2 scheduler.", 2
     )
     checkpoint_score: CheckpointScore | None = describe(
-        "Rank checkpoints by a metric; default: tune.metric/tune.mode when tuning, else the most recent.", None
+        "Rank checkpoints by a metric; default: tune.metric/tune.mode when tuning one metric, else the most recent.",
+        None,
     )
     max_failures: Annotated[int, Field(ge=-1)] = describe(
         "Retries of a failed trial or worker group, each from its last checkpoint; -1 retries forever.", 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field
+from pydantic import Discriminator, Field, Tag
 
 from specc.spec.base import MetricName, PositiveFloat, PositiveInt, Section, Seed, SpacePath, describe
 from specc.spec.space import AnyDistribution
@@ -68,14 +68,48 @@ SUPPORTED_DISTRIBUTIONS = {
 }
 
 
+def _one_or_list(value: Any) -> str:
+    """Which form a metric or mode takes: a list (several objectives) or one value; problems then speak of that form
+    alone, not of both."""
+    return "list" if isinstance(value, list) else "str"
+
+
+def one_or_list(item: Any) -> Any:
+    """`item`, or a list of them (tune.metric, tune.mode)."""
+    return Annotated[
+        Union[Annotated[item, Tag("str")], Annotated[list[item], Tag("list")]], Discriminator(_one_or_list)
+    ]
+
+
+Mode = Literal["min", "max"]
+
+
 class Tune(Section):
     """A hyperparameter search on Ray Tune. Present => each sampled config is one trial."""
 
-    metric: MetricName = describe("Metric to optimise; must be one the spec reports (e.g. val_accuracy).")
-    mode: Literal["min", "max"] = describe("min or max: which direction of the metric is better.")
+    metric: one_or_list(MetricName) = describe(
+        "Metric to optimise; must be one the spec reports (e.g. val_accuracy). A list (search.type optuna only) "
+        "optimises several at once: the search finds their Pareto front."
+    )
+    mode: one_or_list(Mode) = describe(
+        "min or max: which direction of the metric is better; a list of the same length as a list metric."
+    )
     num_samples: PositiveInt = describe("Samples drawn; each grid entry multiplies the trial count.", 1)
     max_concurrent_trials: PositiveInt | None = describe("Trials run at once; default: as many as fit.", None)
     search: Search = describe("The search algorithm, by type.", RandomSearch.model_construct(type="random"))
     space: dict[SpacePath, AnyDistribution] = describe(
         "Dotted path into this spec -> distribution, e.g. training.optimizer.lr: {loguniform: [1.0e-4, 0.1]}.", {}
     )
+
+    @property
+    def multi_objective(self) -> bool:
+        """Whether `metric` is a list: several objectives, a Pareto front rather than one best trial."""
+        return isinstance(self.metric, list)
+
+    @property
+    def objectives(self) -> list[tuple[str, str]]:
+        """(metric, mode) pairs, one for a single metric; a mode list shorter than the metrics (E236) pairs what it
+        has, a plain mode applies to every metric."""
+        metrics = self.metric if isinstance(self.metric, list) else [self.metric]
+        modes = self.mode if isinstance(self.mode, list) else [self.mode] * len(metrics)
+        return list(zip(metrics, modes, strict=False))

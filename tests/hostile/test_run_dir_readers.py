@@ -277,9 +277,10 @@ def test_a_huge_file_is_not_read(tmp_path, capsys, name, size, code, message):
     [
         ([1, 2], "holds a list, not a JSON object; left out"),
         ("best", "holds best, not a JSON object; left out"),
-        ({"trial_id": "a_00002", "metric": ["val_accuracy"]}, '"metric" holds a list, not a string; left out'),
+        ({"trial_id": "a_00002", "metric": ["val_accuracy", 2]},
+         '"metric" holds a list, not a string or a list of strings; left out'),
         ({"trial_id": 2}, '"trial_id" holds 2, not a string; left out'),
-        ({"trial_id": "a_00002", "mode": "up"}, '"mode" holds up, not "min" or "max"; left out'),
+        ({"trial_id": "a_00002", "mode": "up"}, '"mode" holds up, not "min", "max" or a list of them; left out'),
         ({"trial_id": "a_00002", "config": "lr=1"}, '"config" holds lr=1, not an object; left out'),
         ({"trial_id": "a_00002", "metrics": [0.9]}, '"metrics" holds a list, not an object; left out'),
         ({"trial_id": "a_00002", "checkpoint": {"path": 1}},
