@@ -403,6 +403,7 @@ def run_trial(sample, config):
 
 def make_searcher():
     """tune.search: Optuna's tpe sampler, told each trial's last val_accuracy and num_parameters."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # Optuna's warnings, not its "A new study created" news
     return OptunaSearch(
         metric=METRIC,  # several objectives: OptunaSearch takes the lists, TuneConfig no metric
         mode=MODE,

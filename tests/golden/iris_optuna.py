@@ -432,6 +432,7 @@ def run_trial(sample, config):
 
 def make_searcher():
     """tune.search: Optuna's tpe sampler."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # Optuna's warnings, not its "A new study created" news
     return OptunaSearch(
         sampler=optuna.samplers.TPESampler(seed=11),
         points_to_evaluate=[

@@ -135,6 +135,7 @@ def search_space():
 
 def make_searcher():
     """tune.search: Optuna's tpe sampler."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # Optuna's warnings, not its "A new study created" news
     return OptunaSearch(
         sampler=optuna.samplers.TPESampler(seed=7),
     )
