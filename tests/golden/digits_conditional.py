@@ -294,6 +294,9 @@ def trackers(run_dir):
 
 # Progress a person can follow, on this process's stdout (--quiet: none): one line per trial event,
 # or on a terminal a tqdm bar over the trials.
+OPTION_PARAMS = {
+    "training.optimizer": ["type", "lr", "momentum"]
+}  # a conditional entry's options: their type and sampled parameters
 
 
 class TrialProgress(tune.Callback):
@@ -312,7 +315,7 @@ class TrialProgress(tune.Callback):
     def on_trial_start(self, iteration, trials, trial, **info):
         """Also when a trial goes on: after a scheduler paused it (HyperBand), a retry, or PBT's exploit (new values:
         shown), or in a resumed search."""
-        values = [f"{path.rsplit('.', 1)[-1]}={number(trial.config.get(path))}" for path in search_space()]
+        values = [text for path in search_space() for text in shown(path, trial.config.get(path))]
         ran = (trial.last_result or {}).get("epoch", -1) + 1
         changed = values if values != self.values.get(trial.trial_id) else []
         self.values[trial.trial_id] = values
@@ -368,6 +371,14 @@ def metric_text(metrics):
     (the same every epoch: shown on its own)."""
     hidden = ("epoch", "num_parameters")
     return "  ".join(f"{name} {number(metrics[name])}" for name in REPORTED if name not in hidden and name in metrics)
+
+
+def shown(path, value):
+    """`lr=0.01`; a conditional entry's option by its own parameters: `optimizer.type=sgd`, `optimizer.lr=0.01`."""
+    name = path.rsplit(".", 1)[-1]
+    if isinstance(value, dict) and path in OPTION_PARAMS:
+        return [f"{name}.{key}={number(value[key])}" for key in OPTION_PARAMS[path] if key in value]
+    return [f"{name}={number(value)}"]
 
 
 def number(value):
@@ -583,11 +594,10 @@ def trial_row(result, epochs):
     )
     row = {"trial_id": trial_id(result), "status": status, "epochs": ran}
     # a conditional entry: the option's type and its own parameters, one column each (blank where it has none)
-    options = {"training.optimizer": ["type", "lr", "momentum"]}
     for path in search_space():
         value = result.config.get(path)
-        if path in options:
-            row.update({f"{path}.{name}": plain(value.get(name)) if value else None for name in options[path]})
+        if path in OPTION_PARAMS:
+            row.update({f"{path}.{name}": plain(value.get(name)) if value else None for name in OPTION_PARAMS[path]})
         else:
             row[path] = plain(value)
     row[f"best_{METRIC}"] = best

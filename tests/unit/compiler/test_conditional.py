@@ -165,3 +165,21 @@ def test_every_reachable_combination_is_checked(tmp_path, options, codes):
     assert [p.code for p in problems if p.code.startswith("E")] == codes, problems
     for problem in problems:
         assert problem.line is not None and problem.path.startswith("tune.space[training.optimizer].choice.0")
+
+
+def test_progress_lines_show_a_trials_option_by_its_own_parameters(tmp_path):
+    """`optimizer.type=sgd  optimizer.lr=...  optimizer.momentum=...`, not the option's whole mapping; an adam trial
+    shows no momentum."""
+    source = api.compile(experiment_for(tmp_path, "random"))
+    script = script_functions(source, ("shown", "number"), {})
+    script["OPTION_PARAMS"] = {"training.optimizer": ["type", "lr", "momentum"]}
+    assert "\nOPTION_PARAMS = {" in source  # the table the script's progress lines and results.csv read
+    sgd = {"type": "sgd", "lr": 0.0123456, "momentum": 0.9, "weight_decay": 0.0, "nesterov": False}
+    adam = {"type": "adam", "lr": 0.001, "betas": [0.9, 0.999], "eps": 1e-08, "weight_decay": 0.0, "amsgrad": False}
+    assert script["shown"]("training.optimizer", sgd) == [
+        "optimizer.type=sgd",
+        "optimizer.lr=0.01235",
+        "optimizer.momentum=0.9",
+    ]
+    assert script["shown"]("training.optimizer", adam) == ["optimizer.type=adam", "optimizer.lr=0.001"]
+    assert script["shown"]("model.dropout", 0.25) == ["dropout=0.25"]
