@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 from specc.check.factories import _defined_names, _module_file, _project_dirs, refusal
 from specc.check.fields import Locator
+from specc.check.search_space import donors_kept
 from specc.read.document import SourceMap
 from specc.read.project import Project
 from specc.spec.errors import Problem
@@ -162,15 +163,7 @@ def _checkpoints(e: Experiment, at: Locator, project: Project | None) -> Iterato
     scheduler = e.scheduler
     if scheduler is None or scheduler.type not in ("pbt", "pb2"):
         return
-    keep = e.run.checkpoints_to_keep
-    if keep is not None and keep < 3:
-        yield at(
-            "E206",
-            f"{scheduler.type} restores trials from other trials' checkpoints, which checkpoints_to_keep {keep} "
-            "may delete before they are read (Ray warns below 3)",
-            ("run", "checkpoints_to_keep"),
-            "keep at least 3, or null to keep all",
-        )
+    yield from donors_kept(e, at)
     for kind in ("mutations", "bounds"):
         for key in getattr(scheduler, kind, {}):
             if "." in key.removeprefix("objective.params."):

@@ -19,6 +19,7 @@ from specc.check.objective import check_objective
 from specc.check.search_space import (
     compiled_in,
     data_fixed,
+    donors_kept,
     pbt_grid,
     perturbations_fit,
     points_fit,
@@ -124,15 +125,7 @@ def needs_checkpoints(e: Experiment, at: Locator) -> Iterator[Problem]:
             "checkpoint every epoch: checkpoint_every: 1",
         )
         return
-    keep = e.run.checkpoints_to_keep
-    if keep is not None and keep < 3:
-        yield at(
-            "E206",
-            f"{scheduler.type} restores trials from other trials' checkpoints, which checkpoints_to_keep {keep} "
-            "may delete before they are read (Ray warns below 3)",
-            ("run", "checkpoints_to_keep"),
-            "keep at least 3, or null to keep all",
-        )
+    yield from donors_kept(e, at)
     if every == 0:
         yield at(
             "E206",

@@ -239,6 +239,19 @@ def perturbed(e: Experiment) -> Iterator[tuple[str, Distribution, TypeAdapter]]:
             yield key, entry, field_adapter(e, key.split("."))
 
 
+def donors_kept(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """pbt/pb2 (e.scheduler) restore trials from other trials' checkpoints: enough of them must be kept."""
+    keep = e.run.checkpoints_to_keep
+    if keep is not None and keep < 3:
+        yield at(
+            "E206",
+            f"{e.scheduler.type} restores trials from other trials' checkpoints, which checkpoints_to_keep {keep} "
+            "may delete before they are read (Ray warns below 3)",
+            ("run", "checkpoints_to_keep"),
+            "keep at least 3, or null to keep all",
+        )
+
+
 def pbt_clips(e: Experiment) -> list[Clip]:
     """The bounds PBT's perturbation can cross. It multiplies the current value by a perturbation factor (x1.2,
     x0.8) at every explore step, again and again: a value can grow past any upper bound and shrink past any lower
