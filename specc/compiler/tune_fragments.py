@@ -346,7 +346,7 @@ def tune_imports(plan: Plan) -> tuple[set[str], set[str]]:
     if stoppers:
         froms.add(f"from ray.tune.stopper import {', '.join(stoppers)}")
     if population_train(plan):
-        modules |= {"concurrent.futures", "hashlib"}
+        modules |= {"concurrent.futures", "hashlib", "warnings"}
         froms.add("from ray.util.queue import Empty, Queue")
     elif plan.shape == "tune_train":
         froms.add("from ray.tune.integration.ray_train import TuneReportCallback")

@@ -31,6 +31,7 @@ import stat
 import sys
 import tempfile
 import time
+import warnings
 
 import numpy as np
 import pyarrow.fs
@@ -520,6 +521,8 @@ def main(argv=None, artefacts=None, echo=True, ray_started=False):
         progress = None if args.quiet else TrialProgress(config["training"]["epochs"])  # in place of Tune's reporter
         # Tune's newer console output prints its header box even at verbose=0; its older one, nothing at verbose=0.
         os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+        # A trial that drives a Train run keeps no actor to reuse: Tune's advice to reuse actors is not for this search
+        warnings.filterwarnings("ignore", "Consider boosting PBT performance", UserWarning)
         if args.resume and tune.Tuner.can_restore(run_dir):
             tuner = tune.Tuner.restore(run_dir, trial, resume_unfinished=True, resume_errored=True)
             shown_as_asked(tuner, progress)
