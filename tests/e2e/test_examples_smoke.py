@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from specc import api
+from specc.compiler.tune_fragments import option_columns
 from specc.execute.run import run
 from specc.spec.errors import UsageError
 
@@ -54,7 +55,10 @@ def test_example_spec_smoke_runs(local_ray, tmp_path, monkeypatch, name):
         assert lines[0].split(",") == experiment.reported_metrics()
     else:  # one trial: 1 epoch, every search-space path a column, and best.yaml a spec that validates
         assert lines[0].split(",")[:3] == ["trial_id", "status", "epochs"] and len(lines) == 2
-        assert set(experiment.tune.space) <= set(lines[0].split(","))
+        options = option_columns(experiment)  # a conditional entry: a column per field of its options
+        columns = {f"{path}.{name}" for path in options for name in options[path]}
+        columns |= {path for path in experiment.tune.space if path not in options}
+        assert options.keys() <= experiment.tune.space.keys() and columns <= set(lines[0].split(","))
         assert api.load(run_dir / "best.yaml").tune is None
     assert result.metrics["epoch"] == 0
     assert all(value == value for value in result.metrics.values())  # no NaN
