@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 
 from specc.check.conditional import conditional_problems
+from specc.check.data import DATA_RULES
 from specc.check.factories import factories_allowed
 from specc.check.fields import Locator, did_you_mean
 from specc.check.objective import check_objective
@@ -610,208 +611,6 @@ def _searched_values(distribution) -> list:
     return list(distribution.args) if getattr(distribution, "kind", None) in ("choice", "grid") else []
 
 
-SIZES = {"digits": 1797, "iris": 150, "wine": 178, "breast_cancer": 569}  # scikit-learn's bundled sets
-KERAS_SIZES = {"mnist": (60000, 10000), "fashion_mnist": (60000, 10000), "cifar10": (50000, 10000)}
-KERAS_SIZES["cifar100"] = (50000, 10000)  # keras.datasets' (train, test) examples
-
-
-def subset_fits(e: Experiment, at: Locator) -> Iterator[Problem]:
-    """A subset no larger than the split it is taken from, where the data set's size is known before it is read."""
-    dataset = e.dataset
-    count = SIZES.get(dataset.type) or getattr(dataset, "n_samples", None)
-    splits = None
-    if dataset.type == "keras_dataset" and dataset.validation_from != "train":
-        count, splits = None, dict(zip(("train", "validation"), KERAS_SIZES[dataset.name], strict=True))
-    elif dataset.type == "keras_dataset":
-        count = KERAS_SIZES[dataset.name][0]
-    if dataset.subset is None or (count is None and splits is None):
-        return
-    if splits is None:
-        n_val = max(1, int(count * dataset.validation_fraction))
-        splits = {"train": count - n_val, "validation": n_val}
-    for split, size in splits.items():
-        if split == "validation" and dataset.type == "keras_dataset" and dataset.validation_from == "none":
-            continue
-        wanted = getattr(dataset.subset, split)
-        if wanted > size:
-            yield at(
-                "E100",
-                f"subset.{split} asks for {wanted} examples, but the {split} split of {dataset.type} has {size}",
-                ("dataset", "subset", split),
-                f"use at most {size}"
-                + ("" if dataset.type == "keras_dataset" and count is None else ", or change validation_fraction"),
-            )
-
-
-# Data sets whose features specc standardises (the tabular ones); `standardize: false` means nothing elsewhere.
-STANDARDIZED = ("iris", "wine", "breast_cancer", "synthetic_classification", "synthetic_regression", "csv")
-STANDARDIZED += ("parquet", "jsonl", "npz")
-
-
-def standardize_applies(e: Experiment, at: Locator) -> Iterator[Problem]:
-    if not e.dataset.standardize and e.dataset.type not in STANDARDIZED:
-        yield at(
-            "W320",
-            f"standardize: false has no effect: specc standardises tabular features, and {e.dataset.type} "
-            + ("gives images" if e.dataset.known_image_shape() else "features your factory prepares"),
-            ("dataset", "standardize"),
-            "remove it",
-        )
-
-
-def augment_fits(e: Experiment, at: Locator) -> Iterator[Problem]:
-    """Augmentations the data set's images can take: every one keeps the image's size (the validation images
-    are not changed, and the model takes one size), saturation needs colour.
-
-    Image data sets load as images whatever the model (digits as (N, 1, 8, 8) / (N, 8, 8, 1) arrays even for
-    an mlp, which flattens them in its first layer), so each augmentation sees one (C, H, W) / (H, W, C) image;
-    data sets whose image shape specc does not know before the run (custom factories) are refused, not guessed.
-    """
-    dataset = e.dataset
-    if not dataset.augment:
-        return
-    shape, where = dataset.known_image_shape(), ("dataset", "augment")
-    if shape is None:
-        gives = (
-            "features your factory prepares, of a shape specc does not know"
-            if dataset.type == "custom"
-            else ("rows of features")
-        )
-        yield at("E224", f"augment changes images, but {dataset.type} gives {gives}", where, "remove augment")
-        return
-    if dataset.loader == "ray_data":
-        yield at(
-            "E224",
-            "augment is applied to in-memory batches, not to Ray Data streams (loader: ray_data)",
-            where,
-            "use loader: torch_dataloader",
-        )
-    channels, height, width = shape
-    for index, item in enumerate(dataset.augment):
-        name = item if isinstance(item, str) else next(iter(type(item).model_fields))
-        here = (*where, index, name)
-        if name in ("random_crop", "random_resized_crop"):
-            size = getattr(item, name).size
-            padding = item.random_crop.padding if name == "random_crop" else 0
-            if (height, width) != (size, size):
-                larger = (
-                    f" (larger than the {height + 2 * padding}-pixel padded image)"
-                    if name == "random_crop" and (size > min(height, width) + 2 * padding)
-                    else ""
-                )
-                yield at(
-                    "E224",
-                    f"{name} size {size}{larger} is not the images' size {height}x{width}: validation images are "
-                    "not cropped, and the model takes one size",
-                    (*here, "size"),
-                    f"size: {height}" if height == width else "crop square images only",
-                )
-        if name == "random_resized_crop" and e.framework == "tensorflow":
-            yield at(
-                "E207",
-                "random_resized_crop has no Keras preprocessing layer in tf_keras (torch only)",
-                here,
-                "use random_crop with padding, or framework torch",
-            )
-        if name == "color_jitter" and item.color_jitter.saturation and channels == 1:
-            yield at(
-                "E224",
-                f"color_jitter saturation needs colour images, but {dataset.type} images have 1 channel",
-                (*here, "saturation"),
-                "remove saturation (brightness and contrast work on grayscale)",
-            )
-    yield from _written_in(e, at, "dataset.augment", "the augmentation is written into the script")
-
-
-def loader_workers_apply(e: Experiment, at: Locator) -> Iterator[Problem]:
-    """DataLoader worker processes: torch's DataLoader over a torchvision data set, which decodes each image."""
-    dataset, where = e.dataset, ("dataset", "loader_workers")
-    if not dataset.loader_workers:
-        return
-    if e.framework == "tensorflow":
-        yield at("E207", "loader_workers starts torch DataLoader workers; tensorflow has none", where, "remove it")
-    elif dataset.loader == "ray_data":
-        yield at("W320", "loader_workers has no effect with loader: ray_data (Ray Data reads)", where, "remove it")
-    elif dataset.type != "torchvision":
-        yield at(
-            "W320",
-            f"loader_workers has no effect: {dataset.type} batches are slices of tensors already in memory, "
-            "which worker processes would only copy",
-            where,
-            "remove it (it applies to torchvision data sets)",
-        )
-    yield from _written_in(e, at, "dataset.loader_workers", "the DataLoaders' arguments are written into the script")
-
-
-def _written_in(e: Experiment, at: Locator, key: str, why: str) -> Iterator[Problem]:
-    for _kind, where, entries in space_entries(e):
-        for searched in entries:
-            if searched == key or searched.startswith(key + "."):
-                yield at("E224", f"{searched} cannot be searched: {why}", (*where, searched), key=True)
-
-
-def validation_source(e: Experiment, at: Locator) -> Iterator[Problem]:
-    """validation_fraction means something only when validation is held out of the training split; keras_dataset
-    reads files that are already there (specc fetches nothing)."""
-    dataset = e.dataset
-    if dataset.type == "keras_dataset" and dataset.download:
-        yield at(
-            "E100",
-            "keras_dataset never downloads: the script reads the files keras.datasets has already fetched",
-            ("dataset", "download"),
-            f"fetch them once where there is network: python -c 'import keras; keras.datasets.{dataset.name}"
-            ".load_data()' (into ~/.keras/datasets), then download: false",
-        )
-    source = getattr(dataset, "validation_from", None)
-    if source == "none" and dataset.loader == "ray_data":
-        yield at(
-            "E221",
-            "validation_from: none leaves no validation split, but loader ray_data hands the trainer one",
-            ("dataset", "validation_from"),
-            "use loader torch_dataloader, or validate (validation_from: test or train)",
-        )
-    for _kind, where, entries in space_entries(e) if source else ():
-        for key in ("dataset.validation_from", "dataset.name"):
-            if key in entries:
-                yield at(
-                    "E213",
-                    f"{key} is fixed before trials start: the compiled script reads that data set's files its own way",
-                    (*where, key),
-                    "run one spec per data set and validation source",
-                    key=True,
-                )
-        if "dataset.validation_fraction" in entries and source != "train":
-            yield at(
-                "E221",
-                f"the search sets dataset.validation_fraction, but validation_from is {source}: it holds nothing out",
-                (*where, "dataset.validation_fraction"),
-                "validation_from: train, to search the share held out of the training split",
-                key=True,
-            )
-    if source == "none" and dataset.subset is not None:
-        yield at(
-            "W320",
-            "subset.validation has no effect: validation_from is none",
-            ("dataset", "subset", "validation"),
-            "keep it for when validation is switched back on, or remove the subset's validation count",
-        )
-    if source is None or source == "train" or dataset.validation_fraction is None:
-        return
-    if source == "test":
-        message = (
-            f"validation_fraction {dataset.validation_fraction} holds nothing out: {dataset.type} validates on its "
-            "test split (validation_from: test)"
-        )
-    else:
-        message = f"validation_fraction {dataset.validation_fraction} holds nothing out: validation_from is none"
-    yield at(
-        "E221",
-        message,
-        ("dataset", "validation_fraction"),
-        "to validate on part of the training split: validation_from: train; else remove validation_fraction",
-    )
-
-
 def scaling_consistent(e: Experiment, at: Locator) -> Iterator[Problem]:
     scaling = e.scaling
     if scaling.backend == "nccl" and not scaling.use_gpu:
@@ -992,11 +791,7 @@ RULES = (
     model_takes_data,
     scaling_consistent,
     batch_sizes,
-    subset_fits,
-    standardize_applies,
-    augment_fits,
-    loader_workers_apply,
-    validation_source,
+    *DATA_RULES,
     metrics_reported,
     mode_direction,
     objectives_fit,

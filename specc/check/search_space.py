@@ -400,6 +400,7 @@ def search_supports(e: Experiment, at: Locator) -> Iterator[Problem]:
 def data_fixed(e: Experiment, at: Locator) -> Iterator[Problem]:
     """File datasets and loader ray_data are read once by the driver, for every trial: only the batch size varies."""
     reader = DRIVER_DATA.get(e.dataset.loader) or (DRIVER_DATA["files"] if e.dataset.type in FILE_TYPES else None)
+    reader = "image_folder" if e.dataset.type == "image_folder" else reader
     if reader is None:
         return
     for _kind, where, entries in space_entries(e):

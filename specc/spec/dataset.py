@@ -228,7 +228,8 @@ class BreastCancer(BundledDataset):
     type: Literal["breast_cancer"] = describe("scikit-learn's breast cancer (569 rows, 30 features, 2 classes).")
 
 
-FILE_TYPES = ("csv", "parquet", "jsonl", "npz")  # data sets read from files with Ray Data
+FILE_TYPES = ("csv", "parquet", "jsonl", "npz")  # tables read from files and streamed with Ray Data
+TABULAR_TYPES = ("csv", "parquet", "jsonl")  # of which: columns (categorical, missing)
 BUNDLED_CLASSES = {"digits": 10, "iris": 3, "wine": 3, "breast_cancer": 2}
 
 
@@ -249,25 +250,52 @@ class LearnedAtRunTime(DatasetBase):
         return self.num_classes
 
 
+STREAMS = (
+    "Ray Data streams the rows from storage into the workers (get_dataset_shard + iter_torch_batches / "
+    "iter_tf_batches): nothing is gathered in the driver, and the data set may be larger than memory."
+)
+
+
 class FileDataset(LearnedAtRunTime):
-    """Rows read with Ray Data (`ray.data.read_*`), so they scale past one machine's memory."""
+    """Rows read with Ray Data (`ray.data.read_*`) and streamed into the workers, so they scale past one machine's
+    memory. The validation rows are picked by a seeded hash of each row (no shuffle of the data set): the same
+    split in every run and resume."""
 
     path: PathStr = describe("File, directory or glob; relative paths are relative to the spec's directory.")
     features: list[NonEmptyStr] | None = describe(
         "Columns used as features; default: every column except the label.", None, min_length=1
     )
     label: NonEmptyStr = describe("Column holding the target.", "label")
+    loader: Literal["torch_dataloader", "ray_data"] = describe(
+        f"ray_data (the only way for file data sets): {STREAMS}", "ray_data"
+    )
 
 
-class Csv(FileDataset):
+class TabularFile(FileDataset):
+    """A table of columns: numeric features, categories one-hot encoded, missing values handled as declared."""
+
+    categorical: list[NonEmptyStr] = describe(
+        "Columns of categories (strings or numbers), one-hot encoded with the categories of the training split; a "
+        "category first seen in validation or prediction encodes as all zeros.",
+        [],
+    )
+    missing: Literal["error", "drop", "mean", "median", "most_frequent"] = describe(
+        "Missing values (empty CSV cells, nulls): error stops before training and names the columns; drop skips "
+        "such rows; mean, median or most_frequent fill numeric features with the training split's value "
+        "(categorical columns always take their most frequent category). A missing label is an error unless drop.",
+        "error",
+    )
+
+
+class Csv(TabularFile):
     type: Literal["csv"] = describe("CSV files with a header row.")
 
 
-class Parquet(FileDataset):
+class Parquet(TabularFile):
     type: Literal["parquet"] = describe("Parquet files.")
 
 
-class Jsonl(FileDataset):
+class Jsonl(TabularFile):
     type: Literal["jsonl"] = describe("JSON Lines files, one object per line.")
 
 
@@ -387,6 +415,55 @@ class KerasDataset(WithTestSplit):
         return KERAS_DATASETS[self.name][:3]
 
 
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg")  # what image_folder reads, in any letter case
+
+
+class ImageFolder(DatasetBase):
+    """A root with one subdirectory per class of JPEG/PNG files (torchvision's ImageFolder and Keras'
+    image_dataset_from_directory layout): each image decoded, resized and scaled to [0, 1]."""
+
+    type: Literal["image_folder"] = describe("Images sorted into one directory per class.")
+    path: PathStr = describe(
+        "The root: one subdirectory per class (class = directory name, indices in sorted order); relative paths "
+        "are relative to the spec's directory."
+    )
+    image_size: Annotated[list[PositiveInt], Field(min_length=2, max_length=2)] = describe(
+        "[height, width] every image is resized to (bilinear)."
+    )
+    channels: Literal[1, 3] = describe("1: grayscale; 3: RGB (images are converted).", 3)
+    validation_path: PathStr | None = describe(
+        "A root of the same layout and class names for validation, instead of holding out validation_fraction.",
+        None,
+    )
+    validation_fraction: Fraction | None = describe(
+        "Share of the images held out for validation, picked by a seeded hash of each file's path below the root "
+        "(the same split in every run); null with validation_path.",
+        0.2,
+    )
+    num_classes: Annotated[int, Field(ge=2)] | None = describe(
+        "Number of classes; default: the class directories counted at run time.", None
+    )
+    loader: Literal["torch_dataloader", "ray_data"] = describe(
+        "ray_data: read_images decodes and resizes in Ray Data tasks, streamed into the workers; torch_dataloader "
+        "(torch only): each worker's DataLoader decodes its files (loader_workers processes).",
+        "ray_data",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_fraction_with_path(cls, data):
+        """A validation_path holds the validation images: validation_fraction then reads null unless given."""
+        if isinstance(data, dict) and data.get("validation_path") is not None and "validation_fraction" not in data:
+            data = {**data, "validation_fraction": None}
+        return data
+
+    def known_classes(self) -> int | None:
+        return self.num_classes
+
+    def known_image_shape(self) -> tuple[int, int, int]:
+        return (self.channels, *self.image_size)
+
+
 class CustomDataset(LearnedAtRunTime):
     """Your own data: `factory(**kwargs)` returns ((x_train, y_train), (x_val, y_val)) as NumPy arrays."""
 
@@ -409,6 +486,7 @@ Dataset = Annotated[
         Npz,
         TorchvisionDataset,
         KerasDataset,
+        ImageFolder,
         CustomDataset,
     ],
     Field(discriminator="type"),

@@ -54,7 +54,10 @@ LATER_FIELDS = {
         "augment",
         "loader_workers",
         "validation_from",  # torchvision and keras_dataset only
+        "categorical",  # csv, parquet, jsonl
+        "missing",
     ),
+    ("scaling", None): ("data_cpus",),
     ("training", None): ("steps_per_epoch", "validation_steps", "train_metrics"),
     ("model", "cnn"): ("pool", "padding", "batch_norm"),
     ("stop", None): ("all_when",),

@@ -86,7 +86,11 @@ CODES: dict[str, tuple[str, str]] = {
     "E221": (
         "validation-mismatch",
         "validation_fraction on a data set that validates on its test split (validation_from: test) or not at all, "
-        "or validation_from: none with loader ray_data",
+        "or beside an image_folder's validation_path; or validation_from: none with loader ray_data",
+    ),
+    "E222": (
+        "column-mismatch",
+        "a categorical column that is the label, not among dataset.features, or named twice",
     ),
     "E224": (
         "augment-mismatch",
@@ -137,6 +141,16 @@ CODES: dict[str, tuple[str, str]] = {
     "E404": ("job-failed", "a submitted Ray Job failed, was stopped, or could not be submitted or found"),
     "E411": ("checkpoint-unreadable", "resuming, no checkpoint of the run can be read (each is named)"),
     "E415": ("diverged", "training diverged: a loss became NaN or infinite (in a search: in every trial)"),
+    "E416": (
+        "data-unusable",
+        "the data files cannot make a run, found before training starts: a named column is missing, missing values "
+        "with dataset.missing: error, no rows or images, or classification labels that are not class indices",
+    ),
+    "E417": (
+        "no-data-cpus",
+        "Ray Data would have no CPU to stream the data beside the workers (or scaling.data_cpus asks more than the "
+        "cluster leaves): its reads would wait forever",
+    ),
     # W3xx: likely mistakes that do not stop a run
     "W301": ("suspicious-mode", "optimising a loss or num_parameters upwards, or an accuracy downwards"),
     "W302": (

@@ -41,7 +41,6 @@ CNN_DIGITS = MINIMAL.replace("{type: mlp, hidden_sizes: [16]}", "{type: cnn, cha
         (digits(", augment: [{random_resized_crop: {size: 16}}]"), "torch", ("E224", AT + "random_resized_crop.size")),
         (digits(", augment: [{random_resized_crop: {size: 8}}]"), "tensorflow", ("E207", AT + "random_resized_crop")),
         (digits(", augment: [{color_jitter: {saturation: 0.2}}]"), "torch", ("E224", AT + "color_jitter.saturation")),
-        (digits(", augment: [horizontal_flip], loader: ray_data"), "torch", ("E224", "dataset.augment")),
         (digits(", loader_workers: 2"), "tensorflow", ("E207", "dataset.loader_workers")),
         (digits(", loader_workers: 2"), "torch", ("W320", "dataset.loader_workers")),
     ],
@@ -108,7 +107,8 @@ def test_tensorflow_augment_compiles_to_keras_layers_on_the_training_batches(wri
         "keras.layers.RandomContrast(0.3)",
     ):
         assert layer in source
-    assert "train = train.map(each_image(augment)).prefetch(tf.data.AUTOTUNE)" in source
+    assert "return batches.map(each_image(augment)).prefetch(tf.data.AUTOTUNE)" in source
+    assert "train = augmented(train)" in source
     assert "val = val.map" not in source
 
 

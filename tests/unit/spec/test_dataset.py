@@ -28,7 +28,8 @@ COMMON = {
     "loader": "torch_dataloader",
 }
 LEARNED = {"task": None, "num_classes": None}
-FILE = {**LEARNED, "features": None, "label": "label"}
+FILE = {**LEARNED, "features": None, "label": "label", "loader": "ray_data"}  # file rows always stream
+TABLE = {**FILE, "categorical": [], "missing": "error"}
 
 
 @pytest.mark.parametrize(
@@ -44,10 +45,22 @@ FILE = {**LEARNED, "features": None, "label": "label"}
         ("iris", "", {}),
         ("wine", "", {}),
         ("breast_cancer", "", {}),
-        ("csv", ", path: data.csv", {**FILE, "path": "data.csv"}),
-        ("parquet", ", path: data/", {**FILE, "path": "data/"}),
-        ("jsonl", ", path: 'rows-*.jsonl'", {**FILE, "path": "rows-*.jsonl"}),
-        ("npz", ", path: arrays.npz", {**LEARNED, "path": "arrays.npz", "features": ["x"], "label": "y"}),
+        ("csv", ", path: data.csv", {**TABLE, "path": "data.csv"}),
+        ("parquet", ", path: data/", {**TABLE, "path": "data/"}),
+        ("jsonl", ", path: 'rows-*.jsonl'", {**TABLE, "path": "rows-*.jsonl"}),
+        ("npz", ", path: arrays.npz", {**FILE, "path": "arrays.npz", "features": ["x"], "label": "y"}),
+        (
+            "image_folder",
+            ", path: images, image_size: [32, 32]",
+            {
+                "path": "images",
+                "image_size": [32, 32],
+                "channels": 3,
+                "validation_path": None,
+                "num_classes": None,
+                "loader": "ray_data",
+            },
+        ),
         (
             "torchvision",
             ", name: MNIST",

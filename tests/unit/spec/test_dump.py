@@ -37,6 +37,7 @@ def test_specc_show_still_lists_every_default():
         "dataset.subset",
         "dataset.augment",
         "dataset.loader_workers",
+        "scaling.data_cpus",
         "training.steps_per_epoch",
         "training.validation_steps",
         "training.train_metrics",

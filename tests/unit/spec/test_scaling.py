@@ -13,6 +13,7 @@ def test_defaults(shown):
         "placement_strategy": "PACK",
         "backend": "gloo",  # torch on CPU
         "accelerator_type": None,
+        "data_cpus": None,
     }
 
 
@@ -76,7 +77,8 @@ def test_backend_is_torch_only(problems):
         ("num_gpus", "did you mean 'use_gpu'?"),
         (
             "type",
-            "allowed keys: num_workers, use_gpu, resources_per_worker, placement_strategy, backend, accelerator_type",
+            "allowed keys: num_workers, use_gpu, resources_per_worker, placement_strategy, backend, accelerator_type, "
+            "data_cpus",
         ),
     ],
 )
