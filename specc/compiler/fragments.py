@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from specc.compiler.activation import activation_context
+from specc.compiler.data_fragments import data_context, data_imports
 from specc.compiler.keras_fragments import tensorflow_context, tensorflow_modules
 from specc.compiler.render import WIDTH, Code, Multiline, literal
 from specc.compiler.resolve import Plan, is_searched
@@ -115,11 +116,21 @@ def context(plan: Plan, script_name: str) -> dict:
         # a searched dropout may start at 0.0: the layers are there for the trials that draw more
         "dropout": bool(getattr(e.model, "dropout", 0.0)) or is_searched(e, "model", "dropout"),
         "data": _data(e),
-        "data_path": {"files": "path", "torchvision": "root"}.get(plan.data_source)
-        or ("path" if e.dataset.type == "keras_dataset" else None),  # made absolute by the driver
+        "data_paths": _data_paths(plan),  # made absolute by the driver
+        **data_context(plan),
         "validates": e.validates(),
         **(tensorflow_context(plan) if e.framework == "tensorflow" else {}),
     }
+
+
+def _data_paths(plan: Plan) -> list[str]:
+    """The dataset fields that name files or directories: made absolute by the driver."""
+    dataset = plan.experiment.dataset
+    if plan.data_source == "torchvision":
+        return ["root"]
+    if plan.data_source == "image_folder":
+        return ["path", "validation_path"] if dataset.validation_path else ["path"]
+    return ["path"] if plan.data_source == "files" or dataset.type == "keras_dataset" else []
 
 
 def _choice(e, path: str, value, default) -> str:
@@ -267,8 +278,10 @@ def _imports(plan: Plan) -> list[str]:
         modules |= {"ray.train", "ray.train.torch"}
     if plan.uses_factory_module:
         modules |= {"importlib", "inspect", "sys"}
-    if plan.loader == "ray_data" or plan.data_source == "files":
+    if plan.loader == "ray_data":
         modules.add("ray.data")
+    data_modules, data_froms = data_imports(plan)
+    modules |= data_modules
     if plan.experiment.dataset.type == "npz":
         modules.add("io")
     dataset = plan.experiment.dataset
@@ -280,14 +293,14 @@ def _imports(plan: Plan) -> list[str]:
     tune_modules, froms = tune_imports(plan)
     tracking_modules, tracking_froms = tracking_imports(plan)
     modules |= tune_modules | tracking_modules
-    froms |= tracking_froms
+    froms |= tracking_froms | data_froms
     if torch:
         modules.add("torch")
         froms.add("from torch import nn")
         if plan.experiment.dataset.augment:
             froms.add("from torchvision.transforms import v2")
     stdlib = sorted(m for m in modules if m in STDLIB)
-    third = sorted((m for m in modules if m not in STDLIB), key=lambda m: m.split(" ")[0])
+    third = sorted((m for m in modules if m not in STDLIB), key=lambda m: m.split(" ")[0].lower())
     ordered_froms = sorted(froms, key=lambda line: line.split(" ")[1])
     return [f"import {m}" for m in stdlib] + [""] + [f"import {m}" for m in third] + ordered_froms
 

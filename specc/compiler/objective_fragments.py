@@ -31,7 +31,7 @@ def objective_context(plan: Plan, script_name: str) -> dict:
         "restore_args": Code(RESTORE[e.run.resume]),
         "runtime_env": runtime_env,
         "sends_runtime_env": True,  # the objective's module travels with the job to a cluster
-        "data_path": None,
+        "data_paths": [],
         "checkpoint_args": Code(_checkpoint_args(e)),
         "per_trial": trial_resources(e.scaling),
     }

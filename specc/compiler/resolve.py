@@ -33,7 +33,7 @@ class Plan:
     excludes: list[str]  # what stays behind (Ray's patterns, relative to working_dir)
     spec_dir_in_working_dir: str  # where custom factories are found on a node
     config: dict  # the CONFIG literal: resolved model, dataset and training sections
-    data_source: str  # in_memory | files | torchvision
+    data_source: str  # in_memory | files | torchvision | keras_dataset | image_folder
     loader: str  # torch_dataloader | ray_data
     task: str
     num_outputs: int | None  # known at compile time, else derived from the data at run time
@@ -47,6 +47,16 @@ class Plan:
     def e(self) -> Experiment:
         return self.experiment
 
+    @property
+    def streams(self) -> bool:
+        """Ray Data streams the data set from storage into the workers: the driver needs CPUs left for its reads."""
+        return self.loader == "ray_data" and self.data_source in ("files", "image_folder")
+
+    @property
+    def fitted(self) -> bool:
+        """The driver learns the data's preprocessing (or its classes), saved in every checkpoint."""
+        return self.data_source in ("files", "image_folder")
+
 
 def plan(experiment: Experiment, script_dir: str | None = None) -> Plan:
     """`script_dir`: where the script will live (default: the working directory); the script's relative paths
@@ -59,7 +69,7 @@ def plan(experiment: Experiment, script_dir: str | None = None) -> Plan:
         return _objective_plan(experiment, spec_file, spec_dir, here)
     dataset = experiment.dataset
     data_source = "in_memory" if dataset.type in IN_MEMORY else "files" if dataset.type in FILE_TYPES else dataset.type
-    loader = dataset.loader
+    loader = "ray_data" if data_source == "files" else dataset.loader  # file rows always stream through Ray Data
     return Plan(
         experiment=experiment,
         shape=shape_of(experiment),
@@ -165,8 +175,8 @@ def _config(experiment: Experiment, spec_dir: str) -> dict:
             for key in keys:
                 del values[key]
     dataset = data["dataset"]
-    for key in ("path", "root"):
-        if key not in dataset or dataset[key].startswith("~"):
+    for key in ("path", "root", "validation_path"):
+        if not dataset.get(key) or dataset[key].startswith("~"):
             continue  # a home directory's path (keras_dataset's default) is the driver's: expanded there
         if not _is_uri(dataset[key]) and not os.path.isabs(dataset[key]):
             dataset[key] = os.path.normpath(os.path.join(spec_dir, dataset[key]))

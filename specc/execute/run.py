@@ -84,6 +84,8 @@ def _run_module(module, experiment, source, smoke, resume, force, address, stora
     try:
         summary = module.main(argv, artefacts=artefacts, echo=echo, ray_started=started)
     except SystemExit as stop:
+        if isinstance(stop.__cause__, getattr(module, "DataProblem", ())):  # found by the driver, in a spec field
+            raise SpecError([_data_problem(experiment, stop.__cause__)]) from None
         if isinstance(stop.code, str):  # the script's own refusal, e.g. an existing run without --resume
             unreadable = isinstance(stop.__cause__, getattr(module, "CheckpointUnreadable", ()))
             raise SpecError([Problem("E411" if unreadable else "E401", stop.code, spec_file)]) from None
@@ -96,6 +98,16 @@ def _run_module(module, experiment, source, smoke, resume, force, address, stora
     status = summary.get("status", "completed")
     problems = diverged_problems(experiment, summary, spec_file)
     return RunResult(summary["run_dir"], summary["metrics"], summary["checkpoint"], status, problems)
+
+
+def _data_problem(experiment: Experiment, problem) -> Problem:
+    """The script's DataProblem located at its spec field: E417 when Ray Data would have no CPU, else E416."""
+    from specc.check.fields import Locator
+    from specc.read.document import SourceMap
+
+    raw = getattr(experiment, "_raw", None)
+    code = "E417" if problem.field.startswith("scaling.") else "E416"
+    return Locator(raw.source if raw else SourceMap())(code, str(problem), tuple(problem.field.split(".")))
 
 
 def diverged_problems(experiment: Experiment, summary: dict, spec_file: str | None) -> tuple[Problem, ...]:

@@ -1,0 +1,61 @@
+"""The template context of a data set read by the driver (SPEC §12): file tables and image folders streamed with
+Ray Data, the preprocessing fitted on their training split, and the imports that code needs."""
+
+from __future__ import annotations
+
+from specc.compiler.resolve import Plan
+
+FILLS = ("mean", "median", "most_frequent")  # dataset.missing values that fit a fill value on the training split
+
+
+def data_context(plan: Plan) -> dict:
+    """What the data templates branch on: `fills` (missing values filled), `fits` (Ray Data preprocessors fitted on
+    the training split), `streams` (Ray Data streams from storage: CPUs left for it), `fitted` (a preprocessing.json
+    in every checkpoint)."""
+    dataset = plan.experiment.dataset
+    fills = getattr(dataset, "missing", None) in FILLS
+    fits = plan.data_source == "files" and (dataset.standardize or bool(getattr(dataset, "categorical", [])) or fills)
+    return {"fills": fills, "fits": fits, "streams": plan.streams, "fitted": plan.fitted}
+
+
+def data_imports(plan: Plan) -> tuple[set[str], set[str]]:
+    """(modules, from-imports) of the driver's data code."""
+    dataset, modules, froms = plan.experiment.dataset, set(), set()
+    if plan.fitted:
+        modules |= {"pandas as pd"}  # hashing rows (or file names) for the validation split
+    if plan.streams:
+        modules |= {"ray.data"}
+    if dataset.type == "csv":
+        modules.add("pyarrow.csv")
+    if plan.data_source == "files" and _aggregates(plan):
+        froms.add("from ray.data.aggregate import " + ", ".join(_aggregates(plan)))
+        preprocessors = _preprocessors(plan)
+        if preprocessors:
+            froms.add("from ray.data.preprocessors import " + ", ".join(preprocessors))
+    if plan.data_source == "image_folder" and plan.loader != "ray_data":
+        modules.add("PIL.Image")
+    return modules, froms
+
+
+def _aggregates(plan: Plan) -> list[str]:
+    """The Ray Data aggregations of the driver's pass over the rows (and of a median's fill value)."""
+    dataset = plan.experiment.dataset
+    if dataset.type == "npz":
+        return ["Count", "Max", "Min"] if _counts_classes(plan) else []
+    return (["ApproximateQuantile"] if dataset.missing == "median" else []) + ["Count", "Max", "Min"]
+
+
+def _counts_classes(plan: Plan) -> bool:
+    return plan.task == "classification" and plan.experiment.training.loss != "bce_with_logits"
+
+
+def _preprocessors(plan: Plan) -> list[str]:
+    """The Ray Data preprocessors a table's fitting uses, in import order."""
+    dataset = plan.experiment.dataset
+    if dataset.type == "npz" or not data_context(plan)["fits"]:
+        return []
+    names = ["Chain"]
+    names += ["OneHotEncoder"] if dataset.categorical else []
+    names += ["SimpleImputer"] if dataset.missing in FILLS else []
+    names += ["StandardScaler"] if dataset.standardize else []
+    return names
