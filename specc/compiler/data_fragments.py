@@ -27,6 +27,8 @@ def data_imports(plan: Plan) -> tuple[set[str], set[str]]:
         modules |= {"ray.data"}
     if dataset.type == "csv":
         modules.add("pyarrow.csv")
+    if dataset.type in ("csv", "parquet", "jsonl"):
+        modules.add("pyarrow.types")
     if plan.data_source == "files" and _aggregates(plan):
         froms.add("from ray.data.aggregate import " + ", ".join(_aggregates(plan)))
         preprocessors = _preprocessors(plan)

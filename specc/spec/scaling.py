@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import StringConstraints
+from pydantic import Field, StringConstraints
 
-from specc.spec.base import RESOURCE_PATTERN, NonNegativeFloat, NonNegativeInt, PositiveFloat, Section, describe
+from specc.spec.base import RESOURCE_PATTERN, NonNegativeFloat, NonNegativeInt, Section, describe
 
 ResourceName = Annotated[str, StringConstraints(pattern=RESOURCE_PATTERN)]
 
@@ -31,10 +31,10 @@ class Scaling(Section):
     accelerator_type: Annotated[str, StringConstraints(min_length=1)] | None = describe(
         "Required accelerator type, e.g. A100 (Ray's accelerator_type).", None
     )
-    data_cpus: PositiveFloat | None = describe(
+    data_cpus: Annotated[float, Field(ge=1)] | None = describe(
         "CPUs Ray Data's read and preprocessing tasks may use beside the workers (file and image_folder data sets, "
-        "which stream); null: what the cluster has beyond the workers. None left is a problem before the run starts "
-        "(Ray Data's reads would wait forever): give the workers fractional CPUs, e.g. resources_per_worker: "
-        "{CPU: 0.5}.",
+        "which stream); at least 1, since each of its tasks takes a whole CPU. null: what the cluster has beyond the "
+        "workers. Less than one CPU left is a problem before the run starts (Ray Data's reads would wait forever): "
+        "give the workers fractional CPUs, e.g. resources_per_worker: {CPU: 0.5}.",
         None,
     )
