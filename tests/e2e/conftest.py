@@ -125,11 +125,17 @@ def subprocess_env() -> dict:
     return env
 
 
-def run_process(args: list[str], cwd, timeout: float) -> Done:
-    """Runs `args` in `cwd`; on timeout the child (the one process started here) is killed by its pid."""
+def run_process(args: list[str], cwd, timeout: float, env: dict | None = None) -> Done:
+    """Runs `args` in `cwd` (`env`: variables added to subprocess_env()); on timeout the child (the one process
+    started here) is killed by its pid."""
     started = time.monotonic()
     process = subprocess.Popen(
-        args, cwd=cwd, env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        args,
+        cwd=cwd,
+        env={**subprocess_env(), **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         stdout, stderr = process.communicate(timeout=timeout)
@@ -148,9 +154,9 @@ def specc_cli(*args, cwd, timeout: float = 120) -> Done:
     return run_process([PYTHON, "-m", "specc", *map(str, args)], cwd, timeout)
 
 
-def python_script(script, *args, cwd, timeout: float = 180) -> Done:
-    """`python SCRIPT ARGS`: a compiled script run as users run it."""
-    return run_process([PYTHON, str(script), *map(str, args)], cwd, timeout)
+def python_script(script, *args, cwd, timeout: float = 180, env: dict | None = None) -> Done:
+    """`python SCRIPT ARGS`: a compiled script run as users run it (`env`: variables added to its environment)."""
+    return run_process([PYTHON, str(script), *map(str, args)], cwd, timeout, env)
 
 
 def compile_spec(spec, output, *overrides) -> Path:

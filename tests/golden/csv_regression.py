@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.csv
 import pyarrow.fs
+import pyarrow.types
 import ray
 import ray.data
 import ray.train
@@ -136,16 +137,16 @@ class DataProblem(Exception):
 
 
 def data_cpus(asked, training):
-    """The CPUs Ray Data's read and preprocessing tasks may use while `training` (its CPUs) trains: scaling.data_cpus,
-    or (null) what the cluster has beyond the training. Streaming reads need CPUs of their own, and none left would
-    leave them waiting forever: refused here, before anything starts."""
+    """The CPUs Ray Data's tasks may use while `training` (its CPUs) trains: scaling.data_cpus, or (null) what the
+    cluster has beyond the training. Each of its tasks takes a whole CPU (listing, reading, preprocessing), and with
+    none left its reads would wait forever: refused here, before anything starts."""
     have = ray.cluster_resources().get("CPU", 0.0)
     left = have - training
-    if asked is None and left < 0.01:
+    if asked is None and left < 1:
         raise DataProblem(
-            f"no CPU is left for Ray Data to stream the data: the cluster has {have:g} CPU and the training holds "
-            f"{training:g}; give the workers fractional CPUs (e.g. resources_per_worker: {{CPU: 0.5}}), "
-            "fewer workers or trials, or more nodes",
+            f"Ray Data needs a whole CPU beside the training to stream the data: the cluster has {have:g} CPU and "
+            f"the training holds {training:g}; give the workers fractional CPUs (e.g. resources_per_worker: "
+            "{CPU: 0.5}), fewer workers or trials, or more nodes",
             "scaling.resources_per_worker",
         )
     if asked is not None and asked > left + 1e-9:
@@ -185,18 +186,18 @@ def write_fitted(directory, fitted):
         json.dump(fitted, out, indent=1, sort_keys=True)
 
 
-def read_rows(cfg, task_cpus, shuffle_files=False):
-    """The csv files as Ray Data rows, read by tasks of `task_cpus` CPUs each (scaling.data_cpus); with
-    `shuffle_files`, in a new seeded order of the files on every pass (Ray Data's file shuffle)."""
+def read_rows(cfg, shuffle_files=False):
+    """The csv files as Ray Data rows; with `shuffle_files`, in a new seeded order of the files on every pass
+    (Ray Data's file shuffle)."""
     order = {"shuffle": ray.data.FileShuffleConfig(seed=cfg["shuffle_seed"])} if shuffle_files else {}
     empty_is_missing = pyarrow.csv.ConvertOptions(strings_can_be_null=True)  # an empty cell is a missing value
-    return ray.data.read_csv(cfg["path"], convert_options=empty_is_missing, num_cpus=task_cpus, **order)
+    return ray.data.read_csv(cfg["path"], convert_options=empty_is_missing, **order)
 
 
 def split_rows(frame, cfg, columns, validation):
-    """This split's rows of a batch (numbers hashed as float64, so that a column read as integers in one file and
+    """This split's rows of a batch (integers hashed as floats, so that a column read as integers in one file and
     floats in another splits alike)."""
-    values = frame[columns].apply(lambda column: column.astype("float64") if column.dtype.kind in "biuf" else column)
+    values = frame[columns].astype({name: "float64" for name in columns if frame[name].dtype.kind in "biu"})
     return frame[in_validation(values, cfg) == validation]
 
 
@@ -208,27 +209,26 @@ def targets(y):
 def make_datasets(cfg, cpus):
     """Train and validation Ray Datasets that stream from the files into the workers: nothing is materialised or
     gathered here. Before training, one pass over the rows checks them; then Ray Data's preprocessors are fitted.
-    Ray Data's tasks take up to one CPU each, `cpus` in all (scaling.data_cpus). Returns the datasets and what the
-    model and the checkpoints need to know (`fitted`: saved in every checkpoint as preprocessing.json)."""
-    task_cpus = min(1.0, cpus)
-    columns, label = feature_columns(read_rows(cfg, task_cpus).schema(), cfg)
-    check_rows(read_rows(cfg, task_cpus), cfg, columns, label)
-    split = {"batch_format": "pandas", "num_cpus": task_cpus}
-    train = read_rows(cfg, task_cpus, shuffle_files=True).map_batches(
+    Ray Data's tasks may take `cpus` CPUs in all while the workers train (scaling.data_cpus). Returns the datasets
+    and what the model and the checkpoints need to know (`fitted`: saved in every checkpoint as preprocessing.json)."""
+    columns, label = feature_columns(read_rows(cfg), cfg)
+    check_rows(read_rows(cfg), cfg, columns, label)
+    split = {"batch_format": "pandas"}
+    train = read_rows(cfg, shuffle_files=True).map_batches(
         split_rows, fn_kwargs={"cfg": cfg, "columns": [*columns, label], "validation": False}, **split
     )
-    val = read_rows(cfg, task_cpus).map_batches(
+    val = read_rows(cfg).map_batches(
         split_rows, fn_kwargs={"cfg": cfg, "columns": [*columns, label], "validation": True}, **split
     )
     numeric = [column for column in columns if column not in cfg["categorical"]]
     preprocessor = fit_preprocessing(train, cfg, numeric)
     fitted = fitted_state(preprocessor, cfg, numeric, label)
     if preprocessor:
-        train, val = (preprocessor.transform(part, num_cpus=task_cpus) for part in (train, val))
+        train, val = (preprocessor.transform(part) for part in (train, val))
     inputs = {"fn_kwargs": {"numeric": numeric, "label": label}}
     datasets = {
-        "train": train.map_batches(model_inputs, batch_format="pandas", num_cpus=task_cpus, **inputs),
-        "validation": val.map_batches(model_inputs, batch_format="pandas", num_cpus=task_cpus, **inputs),
+        "train": train.map_batches(model_inputs, batch_format="pandas", **inputs),
+        "validation": val.map_batches(model_inputs, batch_format="pandas", **inputs),
     }
     width = len(numeric)
     num_outputs = 1
@@ -237,10 +237,14 @@ def make_datasets(cfg, cpus):
     return datasets, {"input_shape": [width], "num_outputs": num_outputs, "fitted": fitted}
 
 
-def feature_columns(schema, cfg):
+def feature_columns(rows, cfg):
     """The feature columns (dataset.features, else every column but the label) and the label, each checked against
-    the files' columns."""
-    names = list(schema.names)
+    the files' columns (read from their schema); features not listed in dataset.categorical must hold numbers."""
+    try:
+        schema = rows.schema()
+    except FileNotFoundError as missing:
+        raise DataProblem(f"no such file or directory: {cfg['path']} ({missing})", "dataset.path") from None
+    names, types = list(schema.names), dict(zip(schema.names, schema.types, strict=True))
     for field, wanted in (
         ("label", [cfg["label"]]),
         ("features", cfg["features"] or []),
@@ -252,7 +256,25 @@ def feature_columns(schema, cfg):
                 f"{cfg['path']} has no column {', '.join(map(repr, unknown))}; its columns: {', '.join(names)}",
                 f"dataset.{field}",
             )
-    return cfg["features"] or [name for name in names if name != cfg["label"]], cfg["label"]
+    columns = cfg["features"] or [name for name in names if name != cfg["label"]]
+    text = [name for name in columns if name not in cfg["categorical"] and not is_number(types[name])]
+    if text:
+        listed = ", ".join(f"{name!r} ({types[name]})" for name in text)
+        raise DataProblem(
+            f"columns of {cfg['path']} hold values that are not numbers: {listed}; list them in dataset.categorical "
+            "(one-hot encoded), or leave them out of dataset.features",
+            "dataset.categorical",
+        )
+    return columns, cfg["label"]
+
+
+def is_number(column_type):
+    """Whether a column of the files' schema holds numbers (or booleans)."""
+    return (
+        pyarrow.types.is_integer(column_type)
+        or pyarrow.types.is_floating(column_type)
+        or pyarrow.types.is_boolean(column_type)
+    )
 
 
 def check_rows(rows, cfg, columns, label):
@@ -1035,6 +1057,9 @@ PROBLEM = re.compile(
     r"Traceback \(most recent call last\)|\[FailurePolicy\]|\bERROR \S+\.py:\d+ -- |^ERROR:|^warning: "
 )
 DECISION = re.compile(r"\[FailurePolicy\]")
+# The raylet's notice that it started more worker processes than it expected at once (Ray Data's tasks, Train's
+# actors): Ray's own bookkeeping, nothing a spec can change; its other messages (e.g. tasks killed for memory) show.
+RAYLET_NOTICE = re.compile(r"PYTHON worker processes have been started on node")
 CONTINUES = re.compile(
     r"\s|$|[\w.]+(Error|Exception|Exit|Interrupt)\b|Error:|Traceback|\[Rank \d+ Error|During handling|The above"
 )
@@ -1148,6 +1173,17 @@ class RayOutput:
         if self.routed:
             self.dispatcher.remove_handler("ray_print_logs")
             self.dispatcher.add_handler("specc_ray_log", self.worker_lines)
+            # The raylet's messages bypass the dispatcher: Ray's error listener prints them with print_to_stdstream.
+            ray._private.worker.print_to_stdstream = self.raylet_lines
+
+    def raylet_lines(self, data, ignore_prefix=False):
+        if data.get("pid") != "raylet":
+            return self.print_lines(data, ignore_prefix=ignore_prefix)
+        for line in data["lines"]:
+            self.log.write(f"(raylet) {line}")
+        shown = [line for line in data["lines"] if self.verbose or not RAYLET_NOTICE.search(line)]
+        if shown:
+            self.print_lines({**data, "lines": shown}, ignore_prefix=ignore_prefix)
 
     def worker_lines(self, data):
         source = data.get("actor_name") or data.get("task_name") or ""
@@ -1164,6 +1200,7 @@ class RayOutput:
 
     def close(self):
         if self.routed:
+            ray._private.worker.print_to_stdstream = self.print_lines
             self.dispatcher.remove_handler("specc_ray_log")
             if ray.is_initialized():  # a Ray this run joined goes on: it prints again, as before the run
                 self.dispatcher.add_handler("ray_print_logs", functools.partial(self.print_lines, ignore_prefix=False))

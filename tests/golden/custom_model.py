@@ -826,6 +826,9 @@ PROBLEM = re.compile(
     r"Traceback \(most recent call last\)|\[FailurePolicy\]|\bERROR \S+\.py:\d+ -- |^ERROR:|^warning: "
 )
 DECISION = re.compile(r"\[FailurePolicy\]")
+# The raylet's notice that it started more worker processes than it expected at once (Ray Data's tasks, Train's
+# actors): Ray's own bookkeeping, nothing a spec can change; its other messages (e.g. tasks killed for memory) show.
+RAYLET_NOTICE = re.compile(r"PYTHON worker processes have been started on node")
 CONTINUES = re.compile(
     r"\s|$|[\w.]+(Error|Exception|Exit|Interrupt)\b|Error:|Traceback|\[Rank \d+ Error|During handling|The above"
 )
@@ -937,6 +940,17 @@ class RayOutput:
         if self.routed:
             self.dispatcher.remove_handler("ray_print_logs")
             self.dispatcher.add_handler("specc_ray_log", self.worker_lines)
+            # The raylet's messages bypass the dispatcher: Ray's error listener prints them with print_to_stdstream.
+            ray._private.worker.print_to_stdstream = self.raylet_lines
+
+    def raylet_lines(self, data, ignore_prefix=False):
+        if data.get("pid") != "raylet":
+            return self.print_lines(data, ignore_prefix=ignore_prefix)
+        for line in data["lines"]:
+            self.log.write(f"(raylet) {line}")
+        shown = [line for line in data["lines"] if self.verbose or not RAYLET_NOTICE.search(line)]
+        if shown:
+            self.print_lines({**data, "lines": shown}, ignore_prefix=ignore_prefix)
 
     def worker_lines(self, data):
         source = data.get("actor_name") or data.get("task_name") or ""
@@ -953,6 +967,7 @@ class RayOutput:
 
     def close(self):
         if self.routed:
+            ray._private.worker.print_to_stdstream = self.print_lines
             self.dispatcher.remove_handler("specc_ray_log")
             if ray.is_initialized():  # a Ray this run joined goes on: it prints again, as before the run
                 self.dispatcher.add_handler("ray_print_logs", functools.partial(self.print_lines, ignore_prefix=False))
