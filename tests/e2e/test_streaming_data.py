@@ -51,7 +51,7 @@ def checkpoints(run_dir) -> list[Path]:
 
 # -- a parquet directory larger than the object store --------------------------------------------------------------
 ROWS, WIDTH, FILES = 200_000, 128, 8  # ~100 MB of float32 features, ~145 MB on disk
-OBJECT_STORE = 80 * 2**20
+OBJECT_STORE = 90 * 2**20  # Ray's least is 75 MiB
 BIG = """\
 specc: 1
 name: big-parquet
@@ -91,15 +91,17 @@ def test_a_parquet_directory_larger_than_the_object_store_streams_and_trains(tmp
     script = compile_spec(tmp_path / "big.yaml", tmp_path / "big.py")
     ray_dir = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # short: Ray's socket paths have a length limit
     try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        env = {"RAY_TMPDIR": str(ray_dir), "RAY_DEFAULT_OBJECT_STORE_MEMORY_PROPORTION": str(OBJECT_STORE / memory)}
+        from ray._private.utils import estimate_available_memory  # what Ray sizes its default object store by
+
+        share = OBJECT_STORE / estimate_available_memory()
+        env = {"RAY_TMPDIR": str(ray_dir), "RAY_DEFAULT_OBJECT_STORE_MEMORY_PROPORTION": str(share)}
         done = python_script(script, "--quiet", cwd=tmp_path, timeout=420, env=env)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         raylet = (ray_dir / "ray/session_latest/logs/raylet.out").read_text(encoding="utf-8", errors="replace")
     finally:
         shutil.rmtree(ray_dir, ignore_errors=True)
     store = float(re.search(r"InitialConfigResources: \{[^}]*object_store_memory: ([0-9.e+]+)", raylet)[1])
-    assert store <= OBJECT_STORE * 1.01 and size > 1.3 * store, (store, size)  # the files outweigh the store
+    assert store <= OBJECT_STORE * 1.1 and size > 1.3 * store, (store, size)  # the files outweigh the store
     # Each split the workers read is a new execution that reads the files (nothing was materialised before):
     # ListFiles -> ReadFiles...->MapBatches(model_inputs) -> OutputSplitter, once per epoch and split
     ray_log = (tmp_path / "runs/big-parquet/ray.log").read_text(encoding="utf-8")

@@ -1,0 +1,226 @@
+"""The driver's data code of file tables and image folders (SPEC §12), run from the compiled scripts without Ray:
+the seeded hash split, the listing of an image folder, the columns check, the model inputs; and every variant of
+it compiles ruff-clean. The e2e tests (tests/e2e/test_streaming_data.py) train through it on a real Ray."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+from tests.unit.compiler.test_tensorflow_script import script_of
+
+TABLE = "{type: csv, path: rows.csv, label: y, categorical: [colour]}"
+
+
+def spec_text(dataset: str, framework: str = "torch", extra: str = "") -> str:
+    return f"""\
+specc: 1
+name: data
+framework: {framework}
+model: {{type: mlp, hidden_sizes: [8]}}
+dataset: {dataset}
+training: {{epochs: 1}}
+scaling: {{num_workers: 2, resources_per_worker: {{CPU: 0.5}}}}
+{extra}"""
+
+
+def table(n=2000, seed=0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {"a": rng.normal(size=n), "count": rng.integers(0, 9, n), "colour": rng.choice(["red", "blue"], n)}
+        | {"y": rng.integers(0, 2, n)}
+    )
+
+
+@pytest.fixture
+def tabular(write_spec):
+    script = script_of(write_spec, spec_text(TABLE))
+    return script, {**script.CONFIG["dataset"], "path": "rows.csv"}
+
+
+def test_the_split_holds_out_the_fraction_the_same_whatever_the_blocks(tabular):
+    script, cfg = tabular
+    frame, columns = table(), ["a", "count", "colour", "y"]
+    held = script.split_rows(frame, cfg, columns, validation=True)
+    assert abs(len(held) / len(frame) - cfg["validation_fraction"]) < 0.03
+    # read in other blocks, in another order: the same rows
+    blocks = [frame.iloc[i::7] for i in range(7)][::-1]
+    again = pd.concat([script.split_rows(block, cfg, columns, validation=True) for block in blocks])
+    assert sorted(again.index) == sorted(held.index)
+    kept = script.split_rows(frame, cfg, columns, validation=False)
+    assert sorted([*kept.index, *held.index]) == list(frame.index)  # each row on exactly one side
+
+
+def test_the_split_depends_on_the_seed_and_keeps_equal_rows_together(tabular):
+    script, cfg = tabular
+    frame, columns = table(), ["a", "count", "colour", "y"]
+    first = set(script.split_rows(frame, cfg, columns, validation=True).index)
+    other = set(script.split_rows(frame, {**cfg, "shuffle_seed": 1}, columns, validation=True).index)
+    assert first != other
+    twice = pd.concat([frame, frame], ignore_index=True)
+    held = set(script.split_rows(twice, cfg, columns, validation=True).index)
+    assert all((index in held) == (index + len(frame) in held) for index in range(len(frame)))
+
+
+def test_integers_split_as_the_same_numbers_read_as_floats(tabular):
+    script, cfg = tabular
+    frame, columns = table(), ["a", "count", "colour", "y"]
+    as_floats = frame.astype({"count": "float64"})
+    assert list(script.split_rows(frame, cfg, columns, True).index) == list(
+        script.split_rows(as_floats, cfg, columns, True).index
+    )
+
+
+class Schema:
+    """The two attributes of a Ray Data schema that feature_columns reads."""
+
+    def __init__(self, frame: pd.DataFrame):
+        arrow = pa.Schema.from_pandas(frame, preserve_index=False)
+        self.names, self.types = arrow.names, arrow.types
+
+
+class Rows:
+    def __init__(self, frame: pd.DataFrame):
+        self.frame = frame
+
+    def schema(self):
+        return Schema(self.frame)
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "words"),
+    [
+        ({"label": "price"}, "dataset.label", "has no column 'price'"),
+        ({"features": ["a", "size"]}, "dataset.features", "has no column 'size'"),
+        ({"categorical": []}, "dataset.categorical", r"not numbers: 'colour' \("),
+    ],
+)
+def test_columns_the_files_lack_or_text_not_declared_categorical_are_named(tabular, change, field, words):
+    script, cfg = tabular
+    with pytest.raises(script.DataProblem, match=words) as problem:
+        script.feature_columns(Rows(table()), {**cfg, **change})
+    assert problem.value.field == field
+
+
+def test_the_model_inputs_are_the_numbers_then_each_category_one_hot(tabular):
+    script, _ = tabular
+    frame = pd.DataFrame({"a": [0.5, -1.0], "colour": [[0, 1], [0, 0]], "y": [1, 0]})  # as OneHotEncoder leaves it
+    batch = script.model_inputs(frame, ["a"], ["colour"], [2], "y")
+    assert batch["x"].tolist() == [[0.5, 0.0, 1.0], [-1.0, 0.0, 0.0]] and batch["x"].dtype == np.float32
+    assert batch["y"].tolist() == [1, 0]
+    empty = script.model_inputs(frame.iloc[:0], ["a"], ["colour"], [2], "y")
+    assert empty["x"].shape == (0, 3)
+
+
+def png(path, value=0):
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(np.full((4, 4), value, np.uint8)).save(path)
+
+
+def test_an_image_folder_lists_its_class_directories_and_images(write_spec, tmp_path):
+    root = tmp_path / "images"
+    for name in ("cat/1.png", "cat/2.JPG", "cat/nested/3.jpeg", "dog/4.png", ".hidden/5.png"):
+        png(root / name) if not name.endswith(".JPG") else png(root / name.replace("JPG", "png"))
+    (root / "cat/2.png").rename(root / "cat/2.JPG")  # a JPEG-named file in upper case is read too
+    (root / "dog/notes.txt").write_text("not an image")
+    script = script_of(write_spec, spec_text("{type: image_folder, path: images, image_size: [4, 4]}"))
+    classes, files, prefix = script.image_files(str(root))
+    assert classes == ["cat", "dog"] and prefix == f"{root}/"
+    assert [(path[len(prefix) :], label) for path, label in files] == [
+        ("cat/1.png", 0),
+        ("cat/2.JPG", 0),
+        ("cat/nested/3.jpeg", 0),
+        ("dog/4.png", 1),
+    ]
+    png(tmp_path / "other/bird/1.png")
+    with pytest.raises(script.DataProblem, match="bird") as problem:
+        script.image_files(str(tmp_path / "other"), classes)
+    assert problem.value.field == "dataset.validation_path"
+    with pytest.raises(script.DataProblem, match="not a directory"):
+        script.image_files(str(tmp_path / "missing"))
+
+
+def test_the_images_split_by_their_names_and_subset_keeps_the_first(write_spec, tmp_path):
+    root = tmp_path / "images"
+    for label in range(3):
+        for index in range(40):
+            png(root / f"{label}/{index}.png")
+    dataset = "{type: image_folder, path: images, image_size: [4, 4], channels: 1, subset: {train: 20, validation: 5}}"
+    script = script_of(write_spec, spec_text(dataset))
+    cfg = {**script.CONFIG["dataset"], "path": str(root)}
+    whole = script.image_lists({**cfg, "subset": {"train": 1000, "validation": 1000}})
+    train, val = whole["files"]["train"], whole["files"]["validation"]
+    assert not set(train) & set(val) and len(train) + len(val) == 120 and 12 <= len(val) <= 36
+    assert script.image_lists({**cfg, "subset": {"train": 1000, "validation": 1000}}) == whole  # the same every run
+    part = script.image_lists(cfg)
+    assert part["files"]["train"] == train[:20] and part["files"]["validation"] == val[:5]
+    assert part["fitted"]["classes"] == ["0", "1", "2"] and part["input_shape"] == [1, 4, 4]
+
+
+def test_ray_data_images_become_model_inputs_with_their_class(write_spec):
+    torch_script = script_of(
+        write_spec, spec_text("{type: image_folder, path: images, image_size: [2, 2], channels: 1}")
+    )
+    batch = {"image": np.full((2, 2, 2), 255, np.uint8), "path": np.array(["/r/b/x.png", "/r/a/deep/y.png"])}
+    inputs = torch_script.model_inputs(batch, "/r/", ["a", "b"])
+    assert inputs["x"].shape == (2, 1, 2, 2) and inputs["x"].max() == 1.0 and inputs["y"].tolist() == [1, 0]
+
+
+# Every variant of the data code compiles ruff-clean (one ruff run over all of them).
+IMAGES = "type: image_folder, path: i, image_size: [8, 8]"
+DATASETS = {
+    "csv_categorical_mean": "{type: csv, path: d.csv, label: y, categorical: [c], missing: mean}",
+    "csv_median": "{type: csv, path: d.csv, label: y, categorical: [c], missing: median}",
+    "parquet_drop_raw": "{type: parquet, path: d/, label: y, missing: drop, standardize: false}",
+    "jsonl_most_frequent": "{type: jsonl, path: d.jsonl, label: y, categorical: [c], missing: most_frequent, "
+    "task: regression}",
+    "npz": "{type: npz, path: d.npz}",
+    "npz_regression_raw": "{type: npz, path: d.npz, task: regression, standardize: false}",
+    "images_ray_data": f"{{{IMAGES}, channels: 1, augment: [horizontal_flip]}}",
+    "images_subset": f"{{{IMAGES}, subset: {{train: 10, validation: 5}}, shuffle: false}}",
+    "images_dataloader": f"{{{IMAGES}, loader: torch_dataloader, loader_workers: 2, validation_path: v, "
+    "validation_fraction: null, augment: [horizontal_flip]}",
+}
+SEARCH = "tune: {metric: val_loss, mode: min, num_samples: 2, space: {training.optimizer.lr: {uniform: [0.01, 0.1]}}}"
+SHAPES = {
+    "train": "",
+    "local": "scaling: {num_workers: 0}",
+    "lean_search": SEARCH,
+    "trainer_search": "scaling: {num_workers: 2, resources_per_worker: {CPU: 0.45}, data_cpus: 1}\n" + SEARCH,
+}
+
+
+def test_every_data_variant_compiles_ruff_clean(write_spec, tmp_path):
+    from specc import api
+
+    written = []
+    for framework in ("torch", "tensorflow"):
+        for data_name, dataset in DATASETS.items():
+            if framework == "tensorflow" and "torch_dataloader" in dataset:
+                continue
+            for shape_name, shape in SHAPES.items():
+                text = spec_text(dataset, framework)
+                if shape:
+                    spec = yaml.safe_load(text)
+                    for key, value in yaml.safe_load(shape).items():
+                        spec[key] = {**spec.get(key, {}), **value}
+                    text = yaml.safe_dump(spec, sort_keys=False)
+                source = api.compile(
+                    api.load(write_spec(text, f"{len(written)}.yaml"))
+                )  # short: the docstring names it
+                script = tmp_path / f"{framework}_{data_name}_{shape_name}.py"
+                script.write_text(source, encoding="utf-8")
+                written.append(str(script))
+    command = [sys.executable, "-m", "ruff", "check", "--config", str(ROOT / "pyproject.toml"), "--no-cache", *written]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stdout[-4000:]
+    assert len(written) == 2 * 4 * len(DATASETS) - 4
