@@ -76,13 +76,15 @@ def _fit_line(report: dict) -> str:
         return f"Ray at {f['address']}: the cluster's resources are checked when the run starts"
     here = f"this machine ({_amounts(f['available'])})"
     unchecked = f"; not checked here: {', '.join(f['unchecked'])}" if f["unchecked"] else ""
+    data = f" beside {_num(f['data_cpus'])} CPU for Ray Data's reads" if f.get("data_cpus") else ""
     if not f["fits"]:
         what = "NO TRIAL FITS on" if search else "DOES NOT FIT on"
-        return f"{what} {here}: {'a trial' if search else 'it'} needs {_amounts(f['short'])}, so the run cannot start"
+        needs = f"{'a trial' if search else 'it'} needs {_amounts(f['short'])}{data}"
+        return f"{what} {here}: {needs}, so the run cannot start"
     if search is None:
-        return f"{here}: the run fits{unchecked}"
+        return f"{here}: the run fits{data}{unchecked}"
     why = {"resources": "as many as fit", "trials": "all of them"}.get(f["limited_by"], "max_concurrent_trials")
-    return f"{here}: {_count(f['at_once'], 'trial')} at once ({why}){unchecked}"
+    return f"{here}: {_count(f['at_once'], 'trial')} at once ({why}){data}{unchecked}"
 
 
 def _scheduler_lines(report: dict) -> list[str]:

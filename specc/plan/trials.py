@@ -20,6 +20,7 @@ from specc.check.search_space import pbt_clips
 from specc.plan.sampling import NotReproducible, grid_sizes, sample_configs, trial_count
 from specc.plan.shape import TRIAL_DRIVER_CPU, shape_of
 from specc.spec import Experiment
+from specc.spec.dataset import FILE_TYPES
 from specc.spec.stop import parse_condition
 
 CHECKED = ("CPU", "GPU")  # what a plan can count on this machine; other resources are reported, not checked
@@ -165,14 +166,30 @@ def fit(experiment: Experiment, per_trial: dict[str, float], trials: dict, machi
         where = {"where": "cluster", "address": address, "available": None, "at_once": None, "fits": None}
         return where | {"limited_by": None, "short": {}, "unchecked": unchecked}
     available = dict(machine) if machine is not None else local_resources()
+    data = data_cpus(experiment)  # kept for Ray Data beside the trials, as the script does when it starts
+    if data:
+        available["CPU"] = available.get("CPU", 0) - data
     by_resources = min((_times(available.get(n, 0), per_trial[n]) for n in CHECKED if per_trial.get(n)), default=None)
     limits = {"resources": by_resources, "max_concurrent_trials": trials.get("max_concurrent_trials")}
     limits["trials"] = trials["count"]
     at_once = min(limit for limit in limits.values() if limit is not None)
     limited_by = next(name for name, limit in limits.items() if limit == at_once)
     short = {n: per_trial[n] for n in CHECKED if per_trial.get(n, 0) > available.get(n, 0)}
+    if data:
+        available["CPU"] += data
     where = {"where": "local", "address": address, "available": available, "at_once": at_once, "fits": at_once > 0}
-    return where | {"limited_by": limited_by, "short": short, "unchecked": unchecked}
+    return where | {"limited_by": limited_by, "short": short, "unchecked": unchecked, "data_cpus": data}
+
+
+def data_cpus(experiment: Experiment) -> float | None:
+    """The CPUs a run keeps for Ray Data when it streams its data set from storage (scaling.data_cpus, at least 1),
+    or None when nothing streams."""
+    dataset = experiment.dataset
+    if dataset is None:
+        return None
+    if dataset.type in FILE_TYPES or (dataset.type == "image_folder" and dataset.loader == "ray_data"):
+        return experiment.scaling.data_cpus or 1
+    return None
 
 
 def _times(available: float, need: float) -> int:

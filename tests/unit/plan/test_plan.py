@@ -72,6 +72,20 @@ def test_a_tune_train_trial_is_its_driver_plus_its_workers(write_spec):
     assert not plan(spec)["fit"]["fits"]  # 2.1 CPUs on a 2-CPU machine
 
 
+def test_streaming_data_keeps_cpus_for_ray_data_beside_the_trials(write_spec):
+    table = "dataset: {type: csv, path: rows.csv, label: y}\n"
+    spec = write_spec(TUNE.replace("dataset: {type: digits}\n", "") + table)
+    report = plan(spec, machine={"CPU": 4, "GPU": 0})
+    assert (report["fit"]["data_cpus"], report["fit"]["at_once"]) == (1, 3)  # 4 CPUs: 3 trials + Ray Data's 1
+    assert "3 trials at once (as many as fit) beside 1 CPU for Ray Data's reads" in api.format_plan(report)
+    wider = plan(spec, "scaling.data_cpus=2", machine={"CPU": 4, "GPU": 0})
+    assert wider["fit"]["at_once"] == 2 and wider["fit"]["available"] == {"CPU": 4, "GPU": 0}
+    held = plan(write_spec(MINIMAL.replace("dataset: {type: digits}\n", "") + table + "scaling: {num_workers: 2}\n"))
+    assert not held["fit"]["fits"]  # 2 workers of 1 CPU leave Ray Data nothing on 2 CPUs
+    assert "it needs 2 CPU beside 1 CPU for Ray Data's reads, so the run cannot start" in api.format_plan(held)
+    assert plan(write_spec(TUNE))["fit"]["data_cpus"] is None  # digits stay in memory
+
+
 def test_when_no_trial_fits_the_plan_says_so(write_spec, capsys, monkeypatch):
     spec = write_spec(TUNE + "scaling: {resources_per_worker: {CPU: 64}}\n")
     fit = plan(spec)["fit"]
