@@ -109,7 +109,6 @@ def context(plan: Plan, script_name: str) -> dict:
         "backend": Code(_backend(plan)),
         "report_poll_s": literal(report_poll_s(e.scaling.num_workers)),
         "epochs_from_workers": _shows_epochs_from_workers(plan),  # run/progress.py.j2's queue, and its imports
-        "num_outputs_rows": Code(str(plan.num_outputs) if plan.num_outputs else 'int(rows.max("y")) + 1'),
         "split_args": [Code(arg) for arg in SPLITS.get(getattr(e.dataset, "name", ""), ("train=True", "train=False"))],
         "cnn": _cnn(e) if e.model.type == "cnn" else {},
         "mlp_batch_norm": _choice(e, "model.batch_norm", getattr(e.model, "batch_norm", False), False),
