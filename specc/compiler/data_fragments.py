@@ -28,23 +28,19 @@ def data_imports(plan: Plan) -> tuple[set[str], set[str]]:
     if dataset.type == "csv":
         modules.add("pyarrow.csv")
     if dataset.type in ("csv", "parquet", "jsonl"):
-        modules.add("pyarrow.types")
-    if plan.data_source == "files" and _aggregates(plan):
+        modules |= {"pyarrow.compute", "pyarrow.types"}
+    if _aggregates(plan):
         froms.add("from ray.data.aggregate import " + ", ".join(_aggregates(plan)))
-        preprocessors = _preprocessors(plan)
-        if preprocessors:
-            froms.add("from ray.data.preprocessors import " + ", ".join(preprocessors))
+    if plan.data_source == "files" and _preprocessors(plan):
+        froms.add("from ray.data.preprocessors import " + ", ".join(_preprocessors(plan)))
     if plan.data_source == "image_folder" and plan.loader != "ray_data":
         modules.add("PIL.Image")
     return modules, froms
 
 
 def _aggregates(plan: Plan) -> list[str]:
-    """The Ray Data aggregations of the driver's pass over the rows (and of a median's fill value)."""
-    dataset = plan.experiment.dataset
-    if dataset.type == "npz":
-        return ["Count", "Max", "Min"] if _counts_classes(plan) else []
-    return (["ApproximateQuantile"] if dataset.missing == "median" else []) + ["Count", "Max", "Min"]
+    """The Ray Data aggregations of the driver's data code: a median's fill value (the rows' check counts blocks)."""
+    return ["ApproximateQuantile"] if getattr(plan.experiment.dataset, "missing", None) == "median" else []
 
 
 def _counts_classes(plan: Plan) -> bool:

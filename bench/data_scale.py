@@ -1,0 +1,342 @@
+"""Bounded memory, measured (issue 19): training streams data sets larger than Ray's object store.
+
+One epoch's rows/s and the peak memory of all the run's Ray processes together, for:
+
+- tables: a generated parquet directory at two sizes (default 1 GB and 2 GB of float32 rows, 4x and 8x the
+  256 MiB object store the run's Ray is given), streamed with Ray Data (specc's `type: parquet`);
+- images: a folder of generated PNGs (default 20,000, 32x32 RGB, one directory per class), streamed with
+  read_images (specc's `type: image_folder`, loader ray_data);
+- beside each, the same model on a slice that fits in memory: the slice's rows (images) as NumPy arrays from a
+  `type: custom` data set, batched from memory (specc's in-memory path), with the same workers and object store.
+
+Each run is the compiled script in a fresh process with a Ray of its own (`RAY_TMPDIR` in the work directory, the
+object store sized by `RAY_DEFAULT_OBJECT_STORE_MEMORY_PROPORTION`). Every run trains 2 epochs; the figure is the
+second epoch (from the first epoch's progress line to the second's): start-up, the driver's pass over the rows and
+the preprocessing fit are not in it. Memory: every 0.5 s the proportional set size (PSS: shared pages, such as
+the object store's, counted once) of the script's process and all its descendants (raylet, GCS, dashboard, Ray
+Data tasks, Train workers), summed; the peak is the largest sum. "Model memory" is the peak of the streaming pipeline on
+a tiny data set (20,000 rows, 500 images): Ray's, its data tasks' and the workers' own footprint, which no data
+set's size changes.
+
+    .venv/bin/python bench/data_scale.py                       # 1 GB, 2 GB, 20,000 images: about 25 min
+    .venv/bin/python bench/data_scale.py --sizes 0.25 --images 4000 --store-mb 96   # a quick look, ~6 min
+
+Goals: peak memory < 2 x object store + model memory at both sizes (independent of the data set's size);
+streaming rows/s >= 0.8 x the in-memory run's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECC = [sys.executable, "-m", "specc"]
+WIDTH = 64  # float32 features per row (+ a float32 target): 260 bytes a row
+BATCH = 1024
+IMAGE_SIDE = 32
+TABLE_MODEL = "{type: mlp, hidden_sizes: [256, 256]}"
+IMAGE_MODEL = "{type: cnn, channels: [16, 32], hidden_sizes: [64]}"
+SCALING = "{num_workers: 2, resources_per_worker: {CPU: 0.5}}"  # one CPU left for Ray Data's tasks
+
+TABLE_SPEC = """\
+specc: 1
+name: {name}
+framework: torch
+model: {model}
+dataset: {dataset}
+training: {{epochs: 2, loss: mse, optimizer: {{type: adam, lr: 0.001}}, metrics: [mae], checkpoint_every: never}}
+scaling: {scaling}
+run: {{max_failures: 0, callbacks: []}}
+"""
+IMAGE_SPEC = """\
+specc: 1
+name: {name}
+framework: torch
+model: {model}
+dataset: {dataset}
+training: {{epochs: 2, optimizer: {{type: adam, lr: 0.001}}, metrics: [accuracy], checkpoint_every: never}}
+scaling: {scaling}
+run: {{max_failures: 0, callbacks: []}}
+"""
+IN_MEMORY = '''\
+"""The bench's in-memory baseline: a slice of the generated data as NumPy arrays (specc's custom data set)."""
+import os
+
+import numpy as np
+
+
+def table(path, rows):
+    import pyarrow.parquet as pq
+
+    files = sorted(os.path.join(path, name) for name in os.listdir(path) if name.endswith(".parquet"))
+    frame = pq.read_table(files[0]).slice(0, rows).to_pandas()
+    x, y = frame.drop(columns="y").to_numpy(np.float32), frame["y"].to_numpy(np.float32).reshape(-1, 1)
+    cut = int(len(x) * 0.8)
+    return (x[:cut], y[:cut]), (x[cut:], y[cut:])
+
+
+def images(path, count):
+    from PIL import Image
+
+    pairs = []
+    for label, name in enumerate(sorted(os.listdir(path))):
+        pairs += [(os.path.join(path, name, file), label) for file in sorted(os.listdir(os.path.join(path, name)))]
+    pairs = [pairs[i] for i in np.random.default_rng(0).permutation(len(pairs))[:count]]
+    x = np.stack([np.asarray(Image.open(file).convert("RGB"), np.float32).transpose(2, 0, 1) for file, _ in pairs]) / 255
+    y = np.array([label for _, label in pairs], np.int64)
+    cut = int(len(x) * 0.8)
+    return (x[:cut], y[:cut]), (x[cut:], y[cut:])
+'''
+
+
+def write_table(directory: Path, gigabytes: float) -> int:
+    """Parquet files of `gigabytes` of float32 rows (a linear target with noise); returns the row count."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = int(gigabytes * 1e9 / ((WIDTH + 1) * 4))
+    per_file = 250_000
+    marker = directory.with_name(directory.name + ".rows")  # beside it: Ray Data reads every file inside
+    if marker.exists():
+        return int(marker.read_text())
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    weights = rng.normal(size=WIDTH).astype(np.float32) / np.sqrt(WIDTH)
+    for index, start in enumerate(range(0, rows, per_file)):
+        n = min(per_file, rows - start)
+        x = rng.standard_normal((n, WIDTH), dtype=np.float32)
+        y = x @ weights + 0.1 * rng.standard_normal(n, dtype=np.float32)
+        table = pa.table({**{f"f{i}": x[:, i] for i in range(WIDTH)}, "y": y})
+        pq.write_table(table, directory / f"part-{index:04d}.parquet", compression="none")
+    marker.write_text(str(rows))
+    return rows
+
+
+def write_images(directory: Path, count: int) -> int:
+    """`count` 32x32 RGB PNGs in 10 class directories: a class's colour plus noise."""
+    from PIL import Image
+
+    marker = directory.with_name(directory.name + ".count")  # beside it: read_images reads every file inside
+    if marker.exists() and int(marker.read_text()) == count:
+        return count
+    shutil.rmtree(directory, ignore_errors=True)
+    rng = np.random.default_rng(0)
+    colours = rng.integers(0, 256, (10, 3))
+    for index in range(count):
+        label = index % 10
+        pixels = np.clip(colours[label] + rng.normal(0, 40, (IMAGE_SIDE, IMAGE_SIDE, 3)), 0, 255).astype(np.uint8)
+        (directory / str(label)).mkdir(parents=True, exist_ok=True)
+        Image.fromarray(pixels).save(directory / str(label) / f"{index:06d}.png")
+    marker.write_text(str(count))
+    return count
+
+
+def family(root: int) -> list[int]:
+    """`root` and all its descendants, from /proc (Linux)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat[stat.rindex(")") + 2 :].split()[1])
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+def pss(pid: int) -> int:
+    """A process's proportional set size in bytes (shared pages split among their users), or 0 once it is gone."""
+    try:
+        for row in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if row.startswith("Pss:"):
+                return int(row.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+class PeakMemory(threading.Thread):
+    """The largest sum of PSS over a process and its descendants, sampled every 0.5 s."""
+
+    def __init__(self, pid: int):
+        super().__init__(daemon=True)
+        self.root, self.peak, self.done = pid, 0, threading.Event()
+
+    def run(self):
+        while not self.done.wait(0.5):
+            self.peak = max(self.peak, sum(pss(pid) for pid in family(self.root)))
+
+
+def run(workdir: Path, name: str, spec_text: str, store_mb: int, rows: int) -> dict:
+    """Compiles and runs one spec in a fresh process with a Ray of its own; rows/s of its second epoch."""
+    run_root = workdir / "runs" / name
+    shutil.rmtree(run_root, ignore_errors=True)
+    run_root.mkdir(parents=True)
+    spec = workdir / f"{name}.yaml"
+    spec.write_text(spec_text, encoding="utf-8")
+    script = workdir / f"{name}.py"
+    compiled = subprocess.run(
+        [*SPECC, "compile", str(spec), "-o", str(script)], capture_output=True, text=True, cwd=workdir
+    )
+    if compiled.returncode:
+        sys.exit(f"{name} does not compile:\n{compiled.stdout}{compiled.stderr}")
+    from ray._private.utils import estimate_available_memory
+
+    ray_dir = Path(tempfile.mkdtemp(prefix="rb", dir="/tmp"))  # short: Ray's socket paths have a length limit
+    env = {
+        **os.environ,
+        "RAY_ADDRESS": "local",
+        "RAY_TMPDIR": str(ray_dir),
+        "RAY_DEFAULT_OBJECT_STORE_MEMORY_PROPORTION": str(store_mb * 2**20 / estimate_available_memory()),
+        "PYTHONUNBUFFERED": "1",
+    }
+    command = [sys.executable, str(script), "--storage-path", str(run_root)]
+    process = subprocess.Popen(
+        command, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    memory = PeakMemory(process.pid)
+    memory.start()
+    started, epochs, output = time.monotonic(), [], []
+    for line in process.stdout:
+        output.append(line)
+        if re.search(rf"{re.escape(name)}: epoch \d+/2 ", line):
+            epochs.append(time.monotonic())
+    process.wait()
+    memory.done.set()
+    memory.join()
+    wall = time.monotonic() - started
+    raylet = (ray_dir / "ray/session_latest/logs/raylet.out").read_text(errors="replace")
+    shutil.rmtree(ray_dir, ignore_errors=True)
+    if process.returncode or len(epochs) != 2:
+        sys.exit(f"{name} failed ({process.returncode}):\n{''.join(output[-40:])}")
+    store = float(re.search(r"InitialConfigResources: \{[^}]*object_store_memory: ([0-9.e+]+)", raylet)[1])
+    best = json.loads((run_root / name / "best.json").read_text())
+    return {
+        "name": name,
+        "rows_per_s": rows / (epochs[1] - epochs[0]),
+        "epoch_s": epochs[1] - epochs[0],
+        "wall_s": wall,
+        "peak_mb": memory.peak / 2**20,
+        "store_mb": store / 2**20,
+        "metrics": best.get("metrics", {}),
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=float, nargs="+", default=[1.0, 2.0], help="parquet sizes in GB")
+    parser.add_argument("--images", type=int, default=20_000, help="PNG files in the image folder")
+    parser.add_argument("--store-mb", type=int, default=256, help="Ray's object store, MiB")
+    parser.add_argument("--slice-rows", type=int, default=250_000, help="rows of the in-memory baseline")
+    parser.add_argument("--slice-images", type=int, default=4_000, help="images of the in-memory baseline")
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "specc-bench-data")
+    parser.add_argument("--keep", action="store_true", help="keep the generated data in --workdir for next time")
+    args = parser.parse_args(argv)
+    workdir = args.workdir.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "bench_data.py").write_text(IN_MEMORY, encoding="utf-8")
+    results = []
+    try:
+        for name, dataset, rows in table_runs(workdir, args):
+            text = TABLE_SPEC.format(name=name, model=TABLE_MODEL, dataset=dataset, scaling=SCALING)
+            results.append(run(workdir, name, text, args.store_mb, rows))
+            print(line(results[-1]), flush=True)
+        for name, dataset, count in image_runs(workdir, args):
+            text = IMAGE_SPEC.format(name=name, model=IMAGE_MODEL, dataset=dataset, scaling=SCALING)
+            results.append(run(workdir, name, text, args.store_mb, count))
+            print(line(results[-1]), flush=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print(summary(results, args))
+    return 0
+
+
+def table_runs(workdir: Path, args) -> list[tuple[str, str, int]]:
+    """(run name, dataset section, training rows): the model-memory run (the streaming pipeline on 20,000 rows),
+    the in-memory slice, and each size streamed. The training split of a stream is about 80% of its rows."""
+    tables = {size: write_table(workdir / f"table-{size:g}GB", size) for size in [*args.sizes, 0.0052]}
+    first = workdir / f"table-{args.sizes[0]:g}GB"
+    options = f"label: y, task: regression, batch_size: {BATCH}"
+    in_memory = f'type: custom, factory: "bench_data:table", kwargs: {{path: "{first}", rows: {args.slice_rows}}}'
+    runs = [
+        (
+            "table-model-memory",
+            f"{{type: parquet, path: {workdir}/table-0.0052GB, {options}}}",
+            int(tables[0.0052] * 0.8),
+        ),
+        ("table-in-memory", f"{{{in_memory}, task: regression, batch_size: {BATCH}}}", int(args.slice_rows * 0.8)),
+    ]
+    for size in args.sizes:
+        stream = f"{{type: parquet, path: {workdir}/table-{size:g}GB, {options}}}"
+        runs.append((f"table-stream-{label(size)}", stream, int(tables[size] * 0.8)))
+    return runs
+
+
+def image_runs(workdir: Path, args) -> list[tuple[str, str, int]]:
+    """The same for images: the streaming pipeline on 500 images, the in-memory slice, the whole folder."""
+    write_images(workdir / "images", args.images)
+    write_images(workdir / "images-tiny", 500)
+    folder = f"image_size: [{IMAGE_SIDE}, {IMAGE_SIDE}], batch_size: 64"
+    in_memory = (
+        f'type: custom, factory: "bench_data:images", kwargs: {{path: "{workdir}/images", count: {args.slice_images}}}'
+    )
+    return [
+        ("images-model-memory", f"{{type: image_folder, path: {workdir}/images-tiny, {folder}}}", 400),
+        ("images-in-memory", f"{{{in_memory}, batch_size: 64}}", int(args.slice_images * 0.8)),
+        ("images-stream", f"{{type: image_folder, path: {workdir}/images, {folder}}}", int(args.images * 0.8)),
+    ]
+
+
+def label(gigabytes: float) -> str:
+    """A size as a run name may hold it: 0.25 -> 0p25gb."""
+    return f"{gigabytes:g}".replace(".", "p") + "gb"
+
+
+def line(result: dict) -> str:
+    return (
+        f"{result['name']:<24} {result['rows_per_s']:>10,.0f} rows/s  epoch {result['epoch_s']:6.1f} s  "
+        f"wall {result['wall_s']:6.1f} s  peak {result['peak_mb']:7,.0f} MiB  store {result['store_mb']:.0f} MiB"
+    )
+
+
+def summary(results: list[dict], args) -> str:
+    by = {result["name"]: result for result in results}
+    lines = ["", "goals:"]
+    for kind, streams in (
+        ("table", [f"table-stream-{label(size)}" for size in args.sizes]),
+        ("images", ["images-stream"]),
+    ):
+        baseline, fixed = by[f"{kind}-in-memory"], by[f"{kind}-model-memory"]
+        for name in streams:
+            result = by[name]
+            bound = 2 * result["store_mb"] + fixed["peak_mb"]
+            ratio = result["rows_per_s"] / baseline["rows_per_s"]
+            lines.append(
+                f"  {name}: peak {result['peak_mb']:,.0f} MiB vs 2 x store + model memory = {bound:,.0f} MiB "
+                f"({'met' if result['peak_mb'] < bound else 'MISSED'}); throughput {ratio:.2f}x in-memory "
+                f"({'met' if ratio >= 0.8 else 'MISSED'})"
+            )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
