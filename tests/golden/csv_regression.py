@@ -32,6 +32,7 @@ import zipfile
 
 import numpy as np
 import pandas as pd
+import pyarrow.compute
 import pyarrow.csv
 import pyarrow.fs
 import pyarrow.types
@@ -43,7 +44,6 @@ import ray.util.queue
 import tensorflow as tf
 import tf_keras as keras
 import tqdm
-from ray.data.aggregate import Count, Max, Min
 from ray.data.preprocessors import Chain, StandardScaler
 
 CONFIG = {
@@ -132,8 +132,11 @@ class DataProblem(Exception):
     dotted), where specc run locates it. Raised by the driver before training starts."""
 
     def __init__(self, message, field):
-        super().__init__(message)
+        super().__init__(message, field)  # both in args: it pickles whole across Ray's processes
         self.field = field
+
+    def __str__(self):
+        return self.args[0]
 
 
 def data_cpus(asked, training):
@@ -195,9 +198,10 @@ def read_rows(cfg, shuffle_files=False):
 
 
 def split_rows(frame, cfg, columns, validation):
-    """This split's rows of a batch (integers hashed as floats, so that a column read as integers in one file and
+    """This split's rows of a batch, by a hash of every column the files have (so that specs reading other features
+    of the same files split them alike; integers hash as floats, so that a column read as integers in one file and
     floats in another splits alike)."""
-    values = frame[columns].astype({name: "float64" for name in columns if frame[name].dtype.kind in "biu"})
+    values = frame.astype({name: "float64" for name in frame.columns if frame[name].dtype.kind in "biu"})
     return frame[in_validation(values, cfg) == validation]
 
 
@@ -278,15 +282,16 @@ def is_number(column_type):
 
 
 def check_rows(rows, cfg, columns, label):
-    """One pass over every row before training: missing values (missing: error), and the number of classes (labels
-    are class indices 0..K-1)."""
-    counts = rows.aggregate(
-        Count(), *(Count(name, ignore_nulls=True) for name in [*columns, label]), Max(label), Min(label)
+    """One pass over every row before training, counted block by block (a small row each): missing values (missing: error)."""
+    counts = rows.map_batches(
+        block_counts, batch_format="pyarrow", batch_size=None, fn_kwargs={"columns": [*columns, label]}
     )
-    total = counts["count()"]
+    counts = counts.take_all()
+    total = sum(count["rows"] for count in counts)
     if total == 0:
         raise DataProblem(f"{cfg['path']} holds no rows", "dataset.path")
-    missing = {name: total - counts[f"count({name})"] for name in [*columns, label] if counts[f"count({name})"] < total}
+    missing = {name: sum(int(count["missing"][i]) for count in counts) for i, name in enumerate([*columns, label])}
+    missing = {name: count for name, count in missing.items() if count}
     if label in missing:
         raise DataProblem(
             f"the label column {label!r} has {missing[label]} missing value(s) of {total} rows", "dataset.missing"
@@ -297,6 +302,12 @@ def check_rows(rows, cfg, columns, label):
             f"missing values in {listed} of {total} rows, and dataset.missing is error", "dataset.missing"
         )
     return None
+
+
+def block_counts(block, columns):
+    """One block's row count and missing values per column, as one row."""
+    counts = {"rows": [block.num_rows], "missing": [[block.column(name).null_count for name in columns]]}
+    return {name: np.asarray(values) for name, values in counts.items()}
 
 
 def fit_preprocessing(train, cfg, numeric):

@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 import pandas as pd
+import pyarrow.compute
 import pyarrow.csv
 import pyarrow.fs
 import pyarrow.types
@@ -40,7 +41,7 @@ import ray.train.torch
 import ray.util.queue
 import torch
 import tqdm
-from ray.data.aggregate import ApproximateQuantile, Count, Max, Min
+from ray.data.aggregate import ApproximateQuantile
 from ray.data.preprocessors import Chain, OneHotEncoder, SimpleImputer, StandardScaler
 from torch import nn
 
@@ -129,8 +130,11 @@ class DataProblem(Exception):
     dotted), where specc run locates it. Raised by the driver before training starts."""
 
     def __init__(self, message, field):
-        super().__init__(message)
+        super().__init__(message, field)  # both in args: it pickles whole across Ray's processes
         self.field = field
+
+    def __str__(self):
+        return self.args[0]
 
 
 def data_cpus(asked, training):
@@ -192,9 +196,10 @@ def read_rows(cfg, shuffle_files=False):
 
 
 def split_rows(frame, cfg, columns, validation):
-    """This split's rows of a batch (integers hashed as floats, so that a column read as integers in one file and
+    """This split's rows of a batch, by a hash of every column the files have (so that specs reading other features
+    of the same files split them alike; integers hash as floats, so that a column read as integers in one file and
     floats in another splits alike)."""
-    values = frame[columns].astype({name: "float64" for name in columns if frame[name].dtype.kind in "biu"})
+    values = frame.astype({name: "float64" for name in frame.columns if frame[name].dtype.kind in "biu"})
     return frame[in_validation(values, cfg) == validation]
 
 
@@ -255,6 +260,12 @@ def feature_columns(rows, cfg):
                 f"dataset.{field}",
             )
     columns = cfg["features"] or [name for name in names if name != cfg["label"]]
+    label_type = types[cfg["label"]]
+    if not pyarrow.types.is_integer(label_type):
+        raise DataProblem(
+            f"classification labels must be class indices 0, 1, ...; {cfg['label']!r} holds {label_type} values",
+            "dataset.label",
+        )
     text = [name for name in columns if name not in cfg["categorical"] and not is_number(types[name])]
     if text:
         listed = ", ".join(f"{name!r} ({types[name]})" for name in text)
@@ -276,26 +287,35 @@ def is_number(column_type):
 
 
 def check_rows(rows, cfg, columns, label):
-    """One pass over every row before training: missing values, and the number of classes (labels
-    are class indices 0..K-1)."""
-    counts = rows.aggregate(
-        Count(), *(Count(name, ignore_nulls=True) for name in [*columns, label]), Max(label), Min(label)
+    """One pass over every row before training, counted block by block (a small row each): missing values,
+    and the number of classes (labels are class indices 0..K-1)."""
+    counts = rows.map_batches(
+        block_counts, batch_format="pyarrow", batch_size=None, fn_kwargs={"columns": [*columns, label]}
     )
-    total = counts["count()"]
+    counts = counts.take_all()
+    total = sum(count["rows"] for count in counts)
     if total == 0:
         raise DataProblem(f"{cfg['path']} holds no rows", "dataset.path")
-    missing = {name: total - counts[f"count({name})"] for name in [*columns, label] if counts[f"count({name})"] < total}
+    missing = {name: sum(int(count["missing"][i]) for count in counts) for i, name in enumerate([*columns, label])}
+    missing = {name: count for name, count in missing.items() if count}
     if label in missing:
         raise DataProblem(
             f"the label column {label!r} has {missing[label]} missing value(s) of {total} rows", "dataset.missing"
         )
-    low, high = counts[f"min({label})"], counts[f"max({label})"]
-    if not all(isinstance(value, (int, np.integer)) for value in (low, high)) or low < 0:
+    low, high = min(count["low"] for count in counts), max(count["high"] for count in counts)
+    if low < 0:
         raise DataProblem(
-            f"classification labels must be class indices 0, 1, ...; {label!r} holds {low!r} to {high!r}",
-            "dataset.label",
+            f"classification labels must be class indices 0, 1, ...; {label!r} holds {low} to {high}", "dataset.label"
         )
     return int(high) + 1
+
+
+def block_counts(block, columns):
+    """One block's row count and missing values per column, and its lowest and highest label, as one row."""
+    counts = {"rows": [block.num_rows], "missing": [[block.column(name).null_count for name in columns]]}
+    labels = pyarrow.compute.min_max(block.column(columns[-1])).as_py()  # the label comes last
+    counts.update(low=[labels["min"] if labels["min"] is not None else 0], high=[labels["max"] or 0])
+    return {name: np.asarray(values) for name, values in counts.items()}
 
 
 def fit_preprocessing(train, cfg, numeric):

@@ -131,8 +131,11 @@ class DataProblem(Exception):
     dotted), where specc run locates it. Raised by the driver before training starts."""
 
     def __init__(self, message, field):
-        super().__init__(message)
+        super().__init__(message, field)  # both in args: it pickles whole across Ray's processes
         self.field = field
+
+    def __str__(self):
+        return self.args[0]
 
 
 def data_cpus(asked, training):

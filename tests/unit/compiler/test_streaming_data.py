@@ -56,6 +56,8 @@ def test_the_split_holds_out_the_fraction_the_same_whatever_the_blocks(tabular):
     assert sorted(again.index) == sorted(held.index)
     kept = script.split_rows(frame, cfg, columns, validation=False)
     assert sorted([*kept.index, *held.index]) == list(frame.index)  # each row on exactly one side
+    fewer = script.split_rows(frame, cfg, ["a", "y"], validation=True)  # a spec reading other features of the files
+    assert list(fewer.index) == list(held.index)
 
 
 def test_the_split_depends_on_the_seed_and_keeps_equal_rows_together(tabular):
