@@ -282,7 +282,8 @@ def is_number(column_type):
 
 
 def check_rows(rows, cfg, columns, label):
-    """One pass over every row before training, counted block by block (a small row each): missing values (missing: error)."""
+    """One pass over every row before training, counted block by block (a small row each): missing
+    values (missing: error)."""
     counts = rows.map_batches(
         block_counts, batch_format="pyarrow", batch_size=None, fn_kwargs={"columns": [*columns, label]}
     )

@@ -287,8 +287,8 @@ def is_number(column_type):
 
 
 def check_rows(rows, cfg, columns, label):
-    """One pass over every row before training, counted block by block (a small row each): missing values,
-    and the number of classes (labels are class indices 0..K-1)."""
+    """One pass over every row before training, counted block by block (a small row each): missing
+    values, and the number of classes (labels are class indices 0..K-1)."""
     counts = rows.map_batches(
         block_counts, batch_format="pyarrow", batch_size=None, fn_kwargs={"columns": [*columns, label]}
     )

@@ -182,6 +182,7 @@ IMAGES = "type: image_folder, path: i, image_size: [8, 8]"
 DATASETS = {
     "csv_categorical_mean": "{type: csv, path: d.csv, label: y, categorical: [c], missing: mean}",
     "csv_median": "{type: csv, path: d.csv, label: y, categorical: [c], missing: median}",
+    "csv_regression": "{type: csv, path: d.csv, label: y, task: regression}",
     "parquet_drop_raw": "{type: parquet, path: d/, label: y, missing: drop, standardize: false}",
     "jsonl_most_frequent": "{type: jsonl, path: d.jsonl, label: y, categorical: [c], missing: most_frequent, "
     "task: regression}",
