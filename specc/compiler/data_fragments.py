@@ -21,14 +21,14 @@ def data_context(plan: Plan) -> dict:
 def data_imports(plan: Plan) -> tuple[set[str], set[str]]:
     """(modules, from-imports) of the driver's data code."""
     dataset, modules, froms = plan.experiment.dataset, set(), set()
-    if plan.fitted:
-        modules |= {"pandas as pd"}  # hashing rows (or file names) for the validation split
+    if plan.fitted:  # hashing rows (or file names) for the validation split
+        modules |= {"pandas as pd", "pyarrow", "pyarrow.types"}
+    if dataset.type in ("csv", "parquet", "jsonl"):
+        modules.add("pyarrow.compute")
     if plan.streams:
         modules |= {"ray.data"}
     if dataset.type == "csv":
         modules.add("pyarrow.csv")
-    if dataset.type in ("csv", "parquet", "jsonl"):
-        modules |= {"pyarrow.compute", "pyarrow.types"}
     if _aggregates(plan):
         froms.add("from ray.data.aggregate import " + ", ".join(_aggregates(plan)))
     if plan.data_source == "files" and _preprocessors(plan):

@@ -140,9 +140,14 @@ run: {{checkpoints_to_keep: 4, max_failures: 0}}
 
 
 def held_out_rows(module, cfg):
-    """The rows the compiled split puts in validation, read as the run reads them."""
-    frame = module.read_rows(cfg).to_pandas()
-    return module.split_rows(frame, cfg, list(frame.columns), validation=True), frame
+    """The rows the compiled split puts in validation, read as the run reads them (Arrow blocks), and all rows; as
+    pandas frames indexed by the row's position in the file."""
+    import pyarrow as pa
+    import ray
+
+    table = pa.concat_tables(ray.get(module.read_rows(cfg).to_arrow_refs()))
+    frame = table.to_pandas()
+    return frame[module.in_validation(table, cfg)], frame
 
 
 def with_unseen_category(path: Path, module, cfg) -> str:

@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 import pandas as pd
+import pyarrow
 import pyarrow.compute
 import pyarrow.csv
 import pyarrow.fs
@@ -159,13 +160,34 @@ def data_cpus(asked, training):
     return asked if asked is not None else left
 
 
-def in_validation(frame, cfg):
-    """Whether each row of `frame` is held out for validation: a hash of its values, seeded by shuffle_seed, below
-    validation_fraction. The same rows in every run and resume, whatever the files' order or Ray Data's blocks,
-    with no shuffle of the data set; equal rows fall on the same side."""
-    key = f"{cfg['shuffle_seed']:016x}"[-16:]  # pandas' hash key is 16 characters
-    hashes = pd.util.hash_pandas_object(frame, index=False, hash_key=key).to_numpy()
-    return hashes < np.uint64(cfg["validation_fraction"] * 2.0**64)
+def in_validation(table, cfg):
+    """Whether each row of an Arrow table is held out for validation: its hash (row_hashes, seeded by shuffle_seed)
+    below validation_fraction of all hashes. The same rows in every run and resume, whatever the files' order or Ray
+    Data's blocks, with no shuffle of the data set; equal rows fall on the same side."""
+    return row_hashes(table, cfg["shuffle_seed"]) < np.uint64(cfg["validation_fraction"] * 2.0**64)
+
+
+def row_hashes(table, seed):
+    """A seeded 64-bit hash of each row of every column: numbers by the bits of their float64 value (an integer
+    hashes as the same number read as a float; -0.0 as 0.0; every missing number alike), other values by pandas'
+    hash of the value. Vectorised over Arrow columns, never a copy of the table."""
+    hashes = mixed(np.full(table.num_rows, seed, np.uint64) ^ np.uint64(0x9E3779B97F4A7C15))  # arrays wrap silently
+    for column in table.columns:
+        if pyarrow.types.is_integer(column.type) or pyarrow.types.is_floating(column.type):
+            values = column.to_numpy(zero_copy_only=False).astype(np.float64) + 0.0  # + 0.0: -0.0 becomes 0.0
+            bits = np.where(np.isnan(values), np.uint64(0x7FF8000000000000), values.view(np.uint64))
+        else:
+            objects = column.to_numpy(zero_copy_only=False).astype(object)
+            bits = pd.util.hash_array(objects, hash_key=f"{seed:016x}"[-16:], categorize=False)
+        hashes = mixed(hashes * np.uint64(0x100000001B3) ^ bits)
+    return hashes
+
+
+def mixed(values):
+    """splitmix64's finaliser: every bit of the input reaches every bit of the output (uint64, wrapping)."""
+    values = (values ^ (values >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    values = (values ^ (values >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return values ^ (values >> np.uint64(31))
 
 
 def streaming_options(cpus):
@@ -195,12 +217,11 @@ def read_rows(cfg, shuffle_files=False):
     return ray.data.read_csv(cfg["path"], convert_options=empty_is_missing, **order)
 
 
-def split_rows(frame, cfg, columns, validation):
-    """This split's rows of a batch, by a hash of every column the files have (so that specs reading other features
-    of the same files split them alike; integers hash as floats, so that a column read as integers in one file and
-    floats in another splits alike)."""
-    values = frame.astype({name: "float64" for name in frame.columns if frame[name].dtype.kind in "biu"})
-    return frame[in_validation(values, cfg) == validation]
+def split_rows(block, cfg, columns, validation):
+    """This split's rows of an Arrow block, by a hash of every column the files have (specs that read other
+    features of the same files split them alike)."""
+    keep = in_validation(block, cfg) == validation
+    return block.filter(keep)
 
 
 def targets(y):
@@ -215,7 +236,7 @@ def make_datasets(cfg, cpus):
     and what the model and the checkpoints need to know (`fitted`: saved in every checkpoint as preprocessing.json)."""
     columns, label = feature_columns(read_rows(cfg), cfg)
     classes = check_rows(read_rows(cfg), cfg, columns, label)
-    split = {"batch_format": "pandas"}
+    split = {"batch_format": "pyarrow"}
     train = read_rows(cfg, shuffle_files=True).map_batches(
         split_rows, fn_kwargs={"cfg": cfg, "columns": [*columns, label], "validation": False}, **split
     )
@@ -230,8 +251,8 @@ def make_datasets(cfg, cpus):
     widths = [len(fitted["categories"][column]) for column in cfg["categorical"]]
     inputs = {"fn_kwargs": {"numeric": numeric, "categorical": cfg["categorical"], "widths": widths, "label": label}}
     datasets = {
-        "train": train.map_batches(model_inputs, batch_format="pandas", **inputs),
-        "validation": val.map_batches(model_inputs, batch_format="pandas", **inputs),
+        "train": train.map_batches(model_inputs, batch_format="pyarrow", **inputs),
+        "validation": val.map_batches(model_inputs, batch_format="pyarrow", **inputs),
     }
     width = len(numeric) + sum(widths)
     num_outputs = cfg["num_classes"] or classes
@@ -374,15 +395,20 @@ def plain(value):
     return value.item() if hasattr(value, "item") else value
 
 
-def model_inputs(frame, numeric, categorical, widths, label):
-    """One float32 row of model inputs per example: the numeric features, then each categorical column's one-hot
-    vector; the label as targets."""
-    parts = [frame[numeric].to_numpy(np.float32)]
-    parts += [
-        np.array(frame[name].tolist(), np.float32).reshape(len(frame), width)
-        for name, width in zip(categorical, widths, strict=True)
-    ]
-    return {"x": np.concatenate(parts, axis=1), "y": targets(frame[label].to_numpy())}
+def numbers(block, names):
+    """The named columns of an Arrow block side by side, as float32."""
+    columns = [block.column(name).to_numpy(zero_copy_only=False) for name in names]
+    return np.column_stack(columns).astype(np.float32) if columns else np.zeros((block.num_rows, 0), np.float32)
+
+
+def model_inputs(block, numeric, categorical, widths, label):
+    """One float32 row of model inputs per example of an Arrow block: the numeric features, then each categorical
+    column's one-hot vector; the label as targets."""
+    parts = [numbers(block, numeric)]
+    for name, width in zip(categorical, widths, strict=True):
+        flat = pyarrow.compute.list_flatten(block.column(name)).to_numpy(zero_copy_only=False)
+        parts.append(flat.astype(np.float32).reshape(block.num_rows, width))
+    return {"x": np.concatenate(parts, axis=1), "y": targets(block.column(label).to_numpy(zero_copy_only=False))}
 
 
 def make_loaders(config):

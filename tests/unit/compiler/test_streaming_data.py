@@ -45,39 +45,58 @@ def tabular(write_spec):
     return script, {**script.CONFIG["dataset"], "path": "rows.csv"}
 
 
+def held(script, frame, cfg, validation=True, columns=None) -> list:
+    """The index labels of the rows of `frame` that the compiled split_rows keeps on this side (read as Arrow)."""
+    block = pa.Table.from_pandas(frame, preserve_index=False)
+    mask = script.in_validation(block, cfg) == validation
+    kept = script.split_rows(block, cfg, columns or list(frame.columns), validation)
+    assert kept.equals(block.filter(mask))
+    return list(frame.index[mask])
+
+
 def test_the_split_holds_out_the_fraction_the_same_whatever_the_blocks(tabular):
     script, cfg = tabular
-    frame, columns = table(), ["a", "count", "colour", "y"]
-    held = script.split_rows(frame, cfg, columns, validation=True)
-    assert abs(len(held) / len(frame) - cfg["validation_fraction"]) < 0.03
+    frame = table()
+    validation = held(script, frame, cfg)
+    assert abs(len(validation) / len(frame) - cfg["validation_fraction"]) < 0.03
     # read in other blocks, in another order: the same rows
     blocks = [frame.iloc[i::7] for i in range(7)][::-1]
-    again = pd.concat([script.split_rows(block, cfg, columns, validation=True) for block in blocks])
-    assert sorted(again.index) == sorted(held.index)
-    kept = script.split_rows(frame, cfg, columns, validation=False)
-    assert sorted([*kept.index, *held.index]) == list(frame.index)  # each row on exactly one side
-    fewer = script.split_rows(frame, cfg, ["a", "y"], validation=True)  # a spec reading other features of the files
-    assert list(fewer.index) == list(held.index)
+    assert sorted(index for block in blocks for index in held(script, block, cfg)) == sorted(validation)
+    training = held(script, frame, cfg, validation=False)
+    assert sorted([*training, *validation]) == list(frame.index)  # each row on exactly one side
+    assert held(script, frame, cfg, columns=["a", "y"]) == validation  # a spec reading other features of the files
 
 
 def test_the_split_depends_on_the_seed_and_keeps_equal_rows_together(tabular):
     script, cfg = tabular
-    frame, columns = table(), ["a", "count", "colour", "y"]
-    first = set(script.split_rows(frame, cfg, columns, validation=True).index)
-    other = set(script.split_rows(frame, {**cfg, "shuffle_seed": 1}, columns, validation=True).index)
-    assert first != other
+    frame = table()
+    assert set(held(script, frame, cfg)) != set(held(script, frame, {**cfg, "shuffle_seed": 1}))
     twice = pd.concat([frame, frame], ignore_index=True)
-    held = set(script.split_rows(twice, cfg, columns, validation=True).index)
-    assert all((index in held) == (index + len(frame) in held) for index in range(len(frame)))
+    validation = set(held(script, twice, cfg))
+    assert all((index in validation) == (index + len(frame) in validation) for index in range(len(frame)))
 
 
-def test_integers_split_as_the_same_numbers_read_as_floats(tabular):
+def test_integers_split_as_the_same_numbers_read_as_floats_and_missing_values_alike(tabular):
     script, cfg = tabular
-    frame, columns = table(), ["a", "count", "colour", "y"]
-    as_floats = frame.astype({"count": "float64"})
-    assert list(script.split_rows(frame, cfg, columns, True).index) == list(
-        script.split_rows(as_floats, cfg, columns, True).index
+    frame = table()
+    assert held(script, frame, cfg) == held(script, frame.astype({"count": "float64"}), cfg)
+    holes = frame.astype({"count": "Int64"})
+    holes.loc[::5, "count"] = pd.NA
+    floats = holes.astype({"count": "float64"})  # the same missing values read as NaN in a float column
+    assert held(script, holes, cfg) == held(script, floats, cfg)
+
+
+def test_missing_drop_skips_rows_missing_a_value_the_spec_reads(write_spec):
+    script = script_of(
+        write_spec, spec_text("{type: csv, path: rows.csv, label: y, categorical: [colour], missing: drop}")
     )
+    cfg = {**script.CONFIG["dataset"], "path": "rows.csv"}
+    frame = table().astype({"a": "float64"})
+    frame.loc[::4, "a"] = np.nan
+    block = pa.Table.from_pandas(frame, preserve_index=False)
+    kept = pa.concat_tables([script.split_rows(block, cfg, ["a", "y"], side) for side in (True, False)])
+    assert kept.num_rows == len(frame) - len(frame.iloc[::4]) and kept.column("a").null_count == 0
+    assert script.split_rows(block, cfg, ["count", "y"], True).column("a").null_count > 0  # "a" not read: kept
 
 
 class Schema:
@@ -113,11 +132,12 @@ def test_columns_the_files_lack_or_text_not_declared_categorical_are_named(tabul
 
 def test_the_model_inputs_are_the_numbers_then_each_category_one_hot(tabular):
     script, _ = tabular
-    frame = pd.DataFrame({"a": [0.5, -1.0], "colour": [[0, 1], [0, 0]], "y": [1, 0]})  # as OneHotEncoder leaves it
-    batch = script.model_inputs(frame, ["a"], ["colour"], [2], "y")
+    one_hot = pa.array([[0, 1], [0, 0]], pa.list_(pa.uint8(), 2))  # as OneHotEncoder's Arrow path leaves it
+    block = pa.table({"a": [0.5, -1.0], "colour": one_hot, "y": [1, 0]})
+    batch = script.model_inputs(block, ["a"], ["colour"], [2], "y")
     assert batch["x"].tolist() == [[0.5, 0.0, 1.0], [-1.0, 0.0, 0.0]] and batch["x"].dtype == np.float32
     assert batch["y"].tolist() == [1, 0]
-    empty = script.model_inputs(frame.iloc[:0], ["a"], ["colour"], [2], "y")
+    empty = script.model_inputs(block.slice(0, 0), ["a"], ["colour"], [2], "y")
     assert empty["x"].shape == (0, 3)
 
 
