@@ -94,7 +94,8 @@ def images(path, count):
     for label, name in enumerate(sorted(os.listdir(path))):
         pairs += [(os.path.join(path, name, file), label) for file in sorted(os.listdir(os.path.join(path, name)))]
     pairs = [pairs[i] for i in np.random.default_rng(0).permutation(len(pairs))[:count]]
-    x = np.stack([np.asarray(Image.open(file).convert("RGB"), np.float32).transpose(2, 0, 1) for file, _ in pairs]) / 255
+    x = np.stack([np.asarray(Image.open(file).convert("RGB"), np.float32) for file, _ in pairs]) / 255
+    x = x.transpose(0, 3, 1, 2)  # channels first, as torch's convolutions take them
     y = np.array([label for _, label in pairs], np.int64)
     cut = int(len(x) * 0.8)
     return (x[:cut], y[:cut]), (x[cut:], y[cut:])
@@ -173,16 +174,34 @@ def pss(pid: int) -> int:
     return 0
 
 
+def process_name(pid: int) -> str:
+    """What a process is: Ray's title for its workers (ray::RayTrainWorker, ray::IDLE, ...), else its program."""
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "?"
+    first = words[0].decode(errors="replace")
+    if first.startswith("ray::"):
+        return first.split()[0]
+    program = next((word.decode(errors="replace") for word in words[1:2] if word.endswith(b".py")), first)
+    return os.path.basename(program)
+
+
 class PeakMemory(threading.Thread):
-    """The largest sum of PSS over a process and its descendants, sampled every 0.5 s."""
+    """The largest sum of PSS over a process and its descendants, sampled every 0.5 s, and what made it up."""
 
     def __init__(self, pid: int):
         super().__init__(daemon=True)
-        self.root, self.peak, self.done = pid, 0, threading.Event()
+        self.root, self.peak, self.done, self.parts = pid, 0, threading.Event(), {}
 
     def run(self):
         while not self.done.wait(0.5):
-            self.peak = max(self.peak, sum(pss(pid) for pid in family(self.root)))
+            sizes = {pid: pss(pid) for pid in family(self.root)}
+            if sum(sizes.values()) > self.peak:
+                self.peak, self.parts = sum(sizes.values()), {}
+                for pid, size in sizes.items():
+                    name = process_name(pid)
+                    self.parts[name] = self.parts.get(name, 0) + size
 
 
 def run(workdir: Path, name: str, spec_text: str, store_mb: int, rows: int) -> dict:
@@ -237,6 +256,9 @@ def run(workdir: Path, name: str, spec_text: str, store_mb: int, rows: int) -> d
         "peak_mb": memory.peak / 2**20,
         "store_mb": store / 2**20,
         "metrics": best.get("metrics", {}),
+        "peak_parts_mb": {
+            name: round(size / 2**20) for name, size in sorted(memory.parts.items(), key=lambda item: -item[1])
+        },
     }
 
 
@@ -249,17 +271,18 @@ def main(argv=None) -> int:
     parser.add_argument("--slice-images", type=int, default=4_000, help="images of the in-memory baseline")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "specc-bench-data")
     parser.add_argument("--keep", action="store_true", help="keep the generated data in --workdir for next time")
+    parser.add_argument("--only", choices=["tables", "images"], help="run one half")
     args = parser.parse_args(argv)
     workdir = args.workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "bench_data.py").write_text(IN_MEMORY, encoding="utf-8")
     results = []
     try:
-        for name, dataset, rows in table_runs(workdir, args):
+        for name, dataset, rows in table_runs(workdir, args) if args.only != "images" else []:
             text = TABLE_SPEC.format(name=name, model=TABLE_MODEL, dataset=dataset, scaling=SCALING)
             results.append(run(workdir, name, text, args.store_mb, rows))
             print(line(results[-1]), flush=True)
-        for name, dataset, count in image_runs(workdir, args):
+        for name, dataset, count in image_runs(workdir, args) if args.only != "tables" else []:
             text = IMAGE_SPEC.format(name=name, model=IMAGE_MODEL, dataset=dataset, scaling=SCALING)
             results.append(run(workdir, name, text, args.store_mb, count))
             print(line(results[-1]), flush=True)
@@ -312,19 +335,21 @@ def label(gigabytes: float) -> str:
 
 
 def line(result: dict) -> str:
+    parts = ", ".join(f"{name} {size}" for name, size in list(result["peak_parts_mb"].items())[:6])
     return (
         f"{result['name']:<24} {result['rows_per_s']:>10,.0f} rows/s  epoch {result['epoch_s']:6.1f} s  "
         f"wall {result['wall_s']:6.1f} s  peak {result['peak_mb']:7,.0f} MiB  store {result['store_mb']:.0f} MiB"
+        f"\n{'':<26}at the peak (MiB): {parts}"
     )
 
 
 def summary(results: list[dict], args) -> str:
     by = {result["name"]: result for result in results}
     lines = ["", "goals:"]
-    for kind, streams in (
-        ("table", [f"table-stream-{label(size)}" for size in args.sizes]),
-        ("images", ["images-stream"]),
-    ):
+    kinds = {"table": [f"table-stream-{label(size)}" for size in args.sizes], "images": ["images-stream"]}
+    for kind, streams in kinds.items():
+        if f"{kind}-in-memory" not in by:
+            continue
         baseline, fixed = by[f"{kind}-in-memory"], by[f"{kind}-model-memory"]
         for name in streams:
             result = by[name]
