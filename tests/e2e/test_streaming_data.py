@@ -288,3 +288,41 @@ def test_an_image_folder_of_digits_trains_to_90_percent(variant, digit_folder, t
     state = json.loads((checkpoints(result.run_dir)[-1] / "preprocessing.json").read_text(encoding="utf-8"))
     assert state["classes"] == [str(digit) for digit in range(10)]
     assert state["input_shape"] == ([8, 8, 1] if framework == "tensorflow" else [1, 8, 8])
+
+
+# -- what the driver refuses before anything trains --------------------------------------------------------------------
+REFUSED = """\
+specc: 1
+name: refused
+framework: torch
+model: {{type: mlp, hidden_sizes: [8]}}
+dataset:
+  type: csv
+  path: rows.csv
+  label: y
+training: {{epochs: 1}}
+scaling:
+  num_workers: 2
+  resources_per_worker: {{CPU: {cpu}}}
+"""
+
+
+def test_no_cpu_left_for_ray_data_and_missing_values_are_located_problems_before_training(tmp_path, local_ray):
+    """On the session's 2 CPUs: workers holding both leave Ray Data nothing (E417, at the workers' resources), and a
+    missing value with missing: error (E416, at the dataset section: the spec leaves missing at its default) is
+    found by the driver's pass; neither starts a worker nor writes a checkpoint."""
+    from specc.api import load
+    from specc.execute.run import run
+    from specc.spec.errors import SpecError
+
+    (tmp_path / "rows.csv").write_text("x,y\n1.0,0\n,1\n3.0,0\n4.0,1\n", encoding="utf-8")
+    for cpu, code, line, words in ((1, "E417", 12, "Ray Data needs a whole CPU"), (0.5, "E416", 6, "'x' (1)")):
+        spec = tmp_path / "refused.yaml"
+        spec.write_text(REFUSED.format(cpu=cpu), encoding="utf-8")
+        with pytest.raises(SpecError) as refused:
+            run(load(spec), storage_path=str(tmp_path / "runs"), quiet=True)
+        (problem,) = refused.value.problems
+        assert (problem.code, problem.line, problem.file) == (code, line, str(spec)) and words in problem.message, (
+            problem
+        )
+        assert not list((tmp_path / "runs").rglob("checkpoint_*"))
