@@ -172,7 +172,7 @@ def in_validation(table, cfg):
 def row_hashes(table, seed):
     """A seeded 64-bit hash of each row of every column: numbers by the bits of their float64 value (an integer
     hashes as the same number read as a float; -0.0 as 0.0; every missing number alike), other values by pandas'
-    hash of the value. Vectorised over Arrow columns, never a copy of the table."""
+    hash of the value. Vectorised over the Arrow columns, one column at a time."""
     hashes = mixed(np.full(table.num_rows, seed, np.uint64) ^ np.uint64(0x9E3779B97F4A7C15))  # arrays wrap silently
     for column in table.columns:
         if pyarrow.types.is_integer(column.type) or pyarrow.types.is_floating(column.type):
@@ -219,7 +219,7 @@ def read_rows(cfg, shuffle_files=False):
     return ray.data.read_csv(cfg["path"], convert_options=empty_is_missing, **order)
 
 
-def split_rows(block, cfg, columns, validation):
+def split_rows(block, cfg, validation):
     """This split's rows of an Arrow block, by a hash of every column the files have (specs that read other
     features of the same files split them alike)."""
     keep = in_validation(block, cfg) == validation
@@ -238,13 +238,11 @@ def make_datasets(cfg, cpus):
     and what the model and the checkpoints need to know (`fitted`: saved in every checkpoint as preprocessing.json)."""
     columns, label = feature_columns(read_rows(cfg), cfg)
     check_rows(read_rows(cfg), cfg, columns, label)
-    split = {"batch_format": "pyarrow"}
+    split = {"cfg": cfg}
     train = read_rows(cfg, shuffle_files=True).map_batches(
-        split_rows, fn_kwargs={"cfg": cfg, "columns": [*columns, label], "validation": False}, **split
+        split_rows, batch_format="pyarrow", fn_kwargs={**split, "validation": False}
     )
-    val = read_rows(cfg).map_batches(
-        split_rows, fn_kwargs={"cfg": cfg, "columns": [*columns, label], "validation": True}, **split
-    )
+    val = read_rows(cfg).map_batches(split_rows, batch_format="pyarrow", fn_kwargs={**split, "validation": True})
     numeric = [column for column in columns if column not in cfg["categorical"]]
     preprocessor = fit_preprocessing(train, cfg, numeric)
     fitted = fitted_state(preprocessor, cfg, numeric, label)
@@ -333,8 +331,8 @@ def block_counts(block, columns):
 
 
 def fit_preprocessing(train, cfg, numeric):
-    """Ray Data's preprocessors, fitted on the training split (each a pass over it), in order:
-    numeric features standardised.
+    """Ray Data's preprocessors, fitted on the training split (each a pass over it), in this order:
+    - numeric features standardised.
     """
     steps = []
     steps += [StandardScaler(numeric)] if numeric else []

@@ -172,7 +172,7 @@ def in_validation(table, cfg):
 def row_hashes(table, seed):
     """A seeded 64-bit hash of each row of every column: numbers by the bits of their float64 value (an integer
     hashes as the same number read as a float; -0.0 as 0.0; every missing number alike), other values by pandas'
-    hash of the value. Vectorised over Arrow columns, never a copy of the table."""
+    hash of the value. Vectorised over the Arrow columns, one column at a time."""
     hashes = mixed(np.full(table.num_rows, seed, np.uint64) ^ np.uint64(0x9E3779B97F4A7C15))  # arrays wrap silently
     for column in table.columns:
         if pyarrow.types.is_integer(column.type) or pyarrow.types.is_floating(column.type):
