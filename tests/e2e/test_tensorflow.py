@@ -64,7 +64,7 @@ training:
   metrics: [mse, mae]
   seed: 0
   checkpoint_every: 4
-scaling: {num_workers: 2, resources_per_worker: {CPU: 1}}
+scaling: {num_workers: 2, resources_per_worker: {CPU: 0.5}}  # Ray Data streams the csv beside the workers (E417)
 run: {checkpoints_to_keep: 1, checkpoint_score: {metric: val_mse, mode: min}}
 """
 
