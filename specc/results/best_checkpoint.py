@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from specc.results.run_dir import RunResults, read_run
+from specc.results.run_dir import BEST, RunResults, read_run
 from specc.results.run_files import RunFiles
 from specc.spec.errors import UsageError, printable
 
@@ -48,6 +48,9 @@ def best_checkpoint(run_dir: str | os.PathLike) -> BestCheckpoint:
     if framework not in MODEL_FILES:
         raise UsageError(f"{shown}: spec.resolved.yaml names no framework specc loads (torch or tensorflow)")
     recorded = run.best.get("checkpoint")
+    unreadable = [p for p in run.warnings if p.code in ("W307", "W308") and (p.file or "").endswith(BEST)]
+    if not recorded and unreadable:  # a best.json that cannot be read names nothing: say why, not that none was kept
+        raise UsageError(f"{unreadable[0].where()}: {unreadable[0].message.removesuffix('; left out')}")
     if not recorded:
         raise UsageError(f"{shown}: best.json names no checkpoint: {_why_none(run)}")
     written = run.best.get("run_dir")
@@ -82,7 +85,7 @@ def _inside(run_dir: str, recorded: str, written: str | None) -> str:
     """The checkpoint directory best.json records, inside `run_dir`; when the run has moved since, the recorded
     path's part below the run directory it was written in (best.json's `run_dir`), else below a directory of the run
     directory's name."""
-    root = os.path.realpath(run_dir)
+    files = RunFiles(run_dir, [])  # files.inside(path): an absolute path joins the run directory as itself
     candidates = [recorded] if os.path.isabs(recorded) else []  # a relative path would be read from the cwd
     parts = os.path.normpath(recorded).split(os.sep)
     if written and os.path.isabs(written) and recorded.startswith(written.rstrip(os.sep) + os.sep):
@@ -90,11 +93,8 @@ def _inside(run_dir: str, recorded: str, written: str | None) -> str:
     name = os.path.basename(os.path.normpath(run_dir))
     candidates += [os.path.join(run_dir, *parts[i + 1 :]) for i in reversed(range(len(parts))) if parts[i] == name]
     for candidate in candidates:
-        if "\0" in candidate:
-            continue
-        real = os.path.realpath(candidate)
-        if real.startswith(root.rstrip(os.sep) + os.sep) and os.path.isdir(real):
-            return real
+        if "\0" not in candidate and files.inside(candidate) and os.path.isdir(candidate):
+            return os.path.realpath(candidate)
     raise UsageError(
         f"{printable(run_dir)}: best.json's checkpoint {printable(recorded)} is not a directory of this run directory"
     )

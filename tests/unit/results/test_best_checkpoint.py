@@ -41,7 +41,7 @@ def write_run(root, name="digits", framework="torch", tune=False, checkpoint="he
     (inner / ("state.pt" if framework == "torch" else "model.keras")).write_bytes(b"weights")
     (inner / "preprocessing.json").write_text(json.dumps(FITTED), encoding="utf-8")
     recorded = str(inner) if checkpoint == "here" else checkpoint
-    best = {"metrics": {"epoch": 1, "val_accuracy": 0.9}, "checkpoint": recorded, "run_dir": str(run_dir)}
+    best = {"metrics": {"epoch": 1, "val_accuracy": 0.86}, "checkpoint": recorded, "run_dir": str(run_dir)}
     if tune:
         best |= {
             "trial_id": "a_00001",
@@ -165,3 +165,11 @@ def test_a_run_that_kept_no_checkpoint_says_why(tmp_path, options, why):
     run_dir = write_run(tmp_path, checkpoint=None, **options)
     with pytest.raises(UsageError, match=why):
         best_checkpoint(run_dir)
+
+
+def test_a_best_json_that_cannot_be_read_says_so_not_that_no_checkpoint_was_kept(tmp_path):
+    run_dir = write_run(tmp_path)
+    (run_dir / "best.json").write_text('{"checkpoint": ', encoding="utf-8")
+    with pytest.raises(UsageError, match=r"best\.json.*not valid JSON") as raised:
+        best_checkpoint(run_dir)
+    assert "names no checkpoint" not in str(raised.value)
