@@ -181,6 +181,27 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("run_dir", metavar="RUN_DIR", help="the run directory, <run.storage_path>/<run.name>")
     report.add_argument("-o", "--output", metavar="OUT", help="the HTML file to write (default: RUN_DIR/report.html)")
 
+    evaluate = commands.add_parser(
+        "evaluate", help="the best checkpoint of a finished run, measured on the test or validation split"
+    )
+    evaluate.add_argument("run_dir", metavar="RUN_DIR", help="the run directory, <run.storage_path>/<run.name>")
+    evaluate.add_argument(
+        "--split",
+        choices=("test", "validation"),
+        help="test: the data set's test split (torchvision, keras_dataset); validation: the split the run held out "
+        "(default: test when the data set has one)",
+    )
+    evaluate.add_argument(
+        "-o", "--output", metavar="FILE", help="the JSON file to write (default: RUN_DIR/evaluation.json)"
+    )
+    evaluate.add_argument(
+        "--spec-dir",
+        metavar="DIR",
+        help="the directory of the spec the run was compiled from (default: the one best.json records)",
+    )
+    evaluate.add_argument("--address", metavar="ADDR", help="a Ray cluster for data read by Ray Data (default: local)")
+    _root(evaluate)
+
     completion = commands.add_parser("completion", help="print a shell completion script (bash, zsh or tcsh)")
     completion.add_argument("shell", choices=("bash", "zsh", "tcsh"))
 
@@ -488,6 +509,19 @@ def cmd_report(args) -> int:
     return Exit.OK
 
 
+def cmd_evaluate(args) -> int:
+    from specc.results.evaluate import evaluate_run
+
+    done = evaluate_run(args.run_dir, args.split, args.output, args.root, args.spec_dir, args.address)
+    best, shown = done.best, "  ".join(f"{name} {value:.6g}" for name, value in done.metrics.items())
+    trial = f" (trial {best.trial_id})" if best.trial_id else ""
+    print(f"{best.run.spec.get('name', 'run')}{trial}: {done.split} split  {shown}")
+    print(f"  checkpoint  {best.directory}")
+    print(f"  written     {done.output} (script: {done.script})")
+    _run_warnings(best.run)
+    return Exit.OK
+
+
 WARNINGS_SHOWN = 20  # a run with more damaged files than this names the first ones and counts the rest
 
 
@@ -509,6 +543,7 @@ COMMANDS = {
     "plan": cmd_plan,
     "results": cmd_results,
     "report": cmd_report,
+    "evaluate": cmd_evaluate,
     "submit": cmd_submit,
     "jobs": cmd_jobs,
     "init": cmd_init,

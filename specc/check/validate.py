@@ -59,6 +59,11 @@ def check_file(
         raw = load_raw(path, overrides, _section_default, root)
     except SpecError as error:
         return FileReport(display(path), _ordered(error.problems, display(path)))
+    return check_raw(raw)
+
+
+def check_raw(raw: RawSpec) -> FileReport:
+    """Validate -> check a spec already read (a run directory's recorded spec, read as a stranger's file)."""
     try:
         experiment = Experiment.model_validate(raw.data)
     except ValidationError as error:

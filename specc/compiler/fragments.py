@@ -72,7 +72,8 @@ RESTORE = {
 SPLITS = {"SVHN": ('split="train"', 'split="test"'), "STL10": ('split="train"', 'split="test"')}
 
 
-def context(plan: Plan, script_name: str) -> dict:
+def context(plan: Plan, script_name: str, docstring: str | None = None) -> dict:
+    """The template context of a Plan; `docstring` replaces the training script's (an after-training script's)."""
     e = plan.experiment
     lean = plan.shape == "tune"
     runtime_env = runtime_env_of(e)
@@ -90,7 +91,7 @@ def context(plan: Plan, script_name: str) -> dict:
         **tracking_context(plan),
         "plan": plan,
         "e": e,
-        "docstring": Multiline(_docstring(plan, script_name)),
+        "docstring": Multiline(docstring if docstring is not None else _docstring(plan, script_name)),
         "resolved_spec": Multiline(dump_recorded(e)),
         "imports": _imports(plan),
         "config": plan.config,

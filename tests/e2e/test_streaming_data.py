@@ -236,6 +236,14 @@ def test_a_table_with_categories_and_missing_values_trains_and_resumes_on_the_sa
         assert loss == pytest.approx(rows[epoch]["val_loss"], rel=1e-4), epoch
     assert rows[-1]["val_accuracy"] > 0.7  # churn is learnable from these columns (about 0.55 by guessing)
 
+    # specc evaluate (issue 20): the last checkpoint, its data streamed and prepared again (what the driver fits on
+    # the training split is checked against its preprocessing.json), gives the figures of its epoch
+    assert main(["evaluate", str(run_dir), "--root", str(tmp_path)]) == 0, capsys.readouterr().err
+    evaluation = json.loads((run_dir / "evaluation.json").read_text(encoding="utf-8"))
+    assert evaluation["split"] == "validation"
+    assert evaluation["metrics"]["loss"] == pytest.approx(rows[-1]["val_loss"], rel=1e-4)
+    assert evaluation["metrics"]["accuracy"] == pytest.approx(rows[-1]["val_accuracy"], abs=1e-6)
+
 
 # -- an image folder -------------------------------------------------------------------------------------------------
 IMAGES = """\

@@ -155,6 +155,30 @@ def test_two_tensorflow_workers_learn_digits(digits):
     assert best["metrics"] == pytest.approx(result.metrics)
 
 
+def test_specc_evaluate_measures_the_best_checkpoint_on_the_validation_split(digits, capsys):
+    """specc evaluate (issue 20): the Keras checkpoint's model, compiled as training compiled it, on the validation
+    split as training made it: its accuracy is the model's own on those rows, worked out here by hand. Training's
+    two workers validated 360 rows, one of the 359 twice (each worker takes as many: share()), so what it reported
+    differs by at most that row."""
+    import numpy as np
+    from sklearn.datasets import load_digits
+
+    run_dir, _ = digits
+    best = read_best(run_dir)
+    assert main(["evaluate", str(run_dir), "--root", str(run_dir.parents[1])]) == 0, capsys.readouterr().err
+    evaluation = json.loads((run_dir / "evaluation.json").read_text(encoding="utf-8"))
+    assert evaluation["split"] == "validation"
+
+    x, y = load_digits(return_X_y=True)
+    x = (x / 16.0).astype(np.float32).reshape(-1, 8, 8, 1)
+    held_out = np.random.default_rng(0).permutation(len(x))[: int(len(x) * 0.2)]  # shuffle_seed 0, 20%
+    model = keras().models.load_model(Path(best["checkpoint"], "model.keras"))
+    accuracy = float((model.predict(x[held_out], verbose=0).argmax(1) == y[held_out]).mean())
+    assert evaluation["metrics"]["accuracy"] == pytest.approx(accuracy, abs=1e-6)
+    assert abs(evaluation["metrics"]["accuracy"] - best["metrics"]["val_accuracy"]) <= 1 / 359
+    assert evaluation["metrics"]["loss"] == pytest.approx(best["metrics"]["val_loss"], rel=0.02)
+
+
 def test_digits_checkpoint_holds_model_and_optimizer_state(digits):
     run_dir, _ = digits
     best = read_best(run_dir)

@@ -279,6 +279,23 @@ def test_plan_predicts_the_trials_the_run_made(grid, capsys):
     assert [{path: row[path] for path in space} for row in rows] == used
 
 
+def test_specc_evaluate_measures_the_best_trials_checkpoint(grid, capsys):
+    """specc evaluate (issue 20) on a search: the best trial's own spec (best.yaml: its hidden sizes, lr and
+    momentum), its checkpoint, the validation split it reported on: the figures of its checkpoint's epoch."""
+    import torch
+
+    _, run_dir, _ = grid
+    best = json.loads((run_dir / "best.json").read_text(encoding="utf-8"))
+    assert main(["evaluate", str(run_dir), "--root", str(run_dir.parents[1])]) == 0, capsys.readouterr().err
+    assert f"(trial {best['trial_id']}): validation split" in capsys.readouterr().out
+    evaluation = json.loads((run_dir / "evaluation.json").read_text(encoding="utf-8"))
+    assert evaluation["trial_id"] == best["trial_id"]
+    state = torch.load(Path(best["checkpoint"], "state.pt"), weights_only=True)
+    reported = state["history"][state["epoch"]]  # what the trial reported for its checkpoint's epoch
+    assert evaluation["metrics"]["accuracy"] == reported["val_accuracy"]
+    assert evaluation["metrics"]["loss"] == pytest.approx(reported["val_loss"], rel=1e-5)
+
+
 # -- 3. PBT ---------------------------------------------------------------------------------------------------------
 
 # Two trials far apart (lr 0.002 vs 0.2), synchronous PBT: at epoch 2 both wait, and the weaker one (the bottom half)

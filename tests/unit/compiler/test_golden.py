@@ -267,7 +267,6 @@ def used_paths(spec: str) -> dict[str, bool]:
         '"nccl"': e.scaling.backend == "nccl",
         "def load_factory(": "custom" in (e.model.type, e.dataset.type),
         "import importlib": "custom" in (e.model.type, e.dataset.type),
-        "SPEC_DIR =": "custom" in (e.model.type, e.dataset.type),
         "get_dataset_shard(": e.dataset.loader == "ray_data",
         "prepare_data_loader(": e.dataset.loader != "ray_data",
         "import ray.data": e.dataset.loader == "ray_data" or e.dataset.type in ("csv", "parquet", "jsonl", "npz"),

@@ -48,7 +48,8 @@ def compiled(tmp_path, momentum="{choice: [0.8, 0.9, 0.99]}", factors="[1.2, 0.8
     experiment = api.load(path)
     source = api.compile(experiment)
     script = types.ModuleType("compiled_pbt")
-    exec(compile(source, str(tmp_path / "pbt.py"), "exec"), script.__dict__)
+    script.__file__ = str(tmp_path / "pbt.py")
+    exec(compile(source, script.__file__, "exec"), script.__dict__)
     return experiment, source, script
 
 

@@ -1,0 +1,99 @@
+"""A finished run's after-training script: its checkpoint evaluated on the data it was trained on (issue 20).
+
+It is compiled from the spec the run trained (a search's best trial: best.yaml), out of the training script's own
+templates in their one-process form (a Tune trial's: no worker group), so that it splits, prepares and batches the
+data and builds the model exactly as training did; only its ending differs. `specc evaluate` writes it into the run
+directory (evaluate.py, reviewable) and runs it in its own process's interpreter, as `specc run` runs a training
+script.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+import re
+
+from specc.compiler.fragments import _imports, context
+from specc.compiler.render import Code, render
+from specc.compiler.resolve import plan as make_plan
+from specc.spec import Experiment
+
+# What the after-training templates use beyond the training script's imports (pruned below when unused)
+AFTER_MODULES = ("argparse", "json", "logging", "math", "os")
+
+
+def compile_after(experiment: Experiment, output: str, about: str) -> str:
+    """The after-training script's source for `experiment`, to be written at `output` (its relative paths start
+    there); `about` is the run it evaluates, for the docstring."""
+    plan = make_plan(experiment, os.path.dirname(os.path.abspath(output)))
+    one_process = dataclasses.replace(plan, shape="tune")  # the data and model templates' one-process form
+    name = os.path.basename(output)
+    values = context(one_process, name, docstring=_docstring(plan, name, about))
+    # the whole split, however training limited its validation (training.validation_steps)
+    values.update(partial_validation=False, partial_epoch=False, imports=[Code(line) for line in _imports(plan)])
+    source = render(f"{experiment.framework}/after.py.j2", values)
+    return _with_used_imports(source)
+
+
+def _docstring(plan, name: str, about: str) -> str:
+    e = plan.experiment
+    return "\n".join(
+        [
+            f"{e.name}: the checkpoint of {about}, evaluated",
+            "",
+            "The metrics the spec names, on the split the run validated on, with the data split, prepared and batched",
+            "as training did and the model as training built it.",
+            "",
+            f"Compiled by specc {plan.specc_version} for Ray {plan.ray_version} from {plan.spec_file}",
+            f"(resolved spec sha256 {plan.spec_sha256}).",
+            "",
+            f"    python {name} CHECKPOINT_DIR          # prints the metrics as JSON",
+            "",
+        ]
+    )
+
+
+IMPORT = re.compile(r"^(?:import (?P<module>[\w.]+)(?: as (?P<alias>\w+))?|from [\w.]+ import (?P<names>[\w, ]+))$")
+
+
+def _with_used_imports(source: str) -> str:
+    """`source` with the import block at its top holding only what the code below it uses (the training script's
+    imports serve more than these templates render), the standard library's AFTER_MODULES added when used, and
+    each group sorted as isort sorts it."""
+    lines = source.split("\n")
+    first = next(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
+    last = first
+    while last < len(lines) and (not lines[last] or IMPORT.match(lines[last])):
+        last += 1
+    while not lines[last - 1]:
+        last -= 1
+    block, names = lines[first:last], _names("\n".join(lines[last:]))
+    separator = block.index("") if "" in block else len(block)
+    stdlib = sorted({*block[:separator], *(f"import {module}" for module in AFTER_MODULES)})
+    others = [line for line in block[separator:] if line]
+    kept = [line for line in stdlib if _bound(line) & names], [line for line in others if _bound(line) & names]
+    imports = kept[0] + ([""] if kept[0] and kept[1] else []) + kept[1]
+    return "\n".join(lines[:first] + imports + lines[last:])
+
+
+def _names(code: str) -> set[str]:
+    """Every name the code reads, and every dotted name (`ray.train.torch` gives it and `ray.train`, `ray`)."""
+    found = set()
+    for node in ast.walk(ast.parse(code)):
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.insert(0, node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            parts.insert(0, node.id)
+            found |= {".".join(parts[: i + 1]) for i in range(len(parts))}
+    return found
+
+
+def _bound(line: str) -> set[str]:
+    """The names an import line binds (a module imported by its dotted name: that name)."""
+    found = IMPORT.match(line)
+    if found["names"]:
+        return {name.strip() for name in found["names"].split(",")}
+    return {found["alias"] or found["module"]}
