@@ -23,29 +23,29 @@ from specc.spec import Experiment
 AFTER_MODULES = ("argparse", "json", "logging", "math", "os")
 
 
-def compile_after(experiment: Experiment, output: str, about: str) -> str:
-    """The after-training script's source for `experiment`, to be written at `output` (its relative paths start
-    there); `about` is the run it evaluates, for the docstring."""
+def compile_after(experiment: Experiment, output: str, recorded: str) -> str:
+    """The after-training script's source for `experiment`, to be written at `output` in the run directory (its
+    relative paths start there); `recorded` says which of the run's files the spec is (for the docstring)."""
     plan = make_plan(experiment, os.path.dirname(os.path.abspath(output)))
     one_process = dataclasses.replace(plan, shape="tune")  # the data and model templates' one-process form
     name = os.path.basename(output)
-    values = context(one_process, name, docstring=_docstring(plan, name, about))
+    values = context(one_process, name, docstring=_docstring(plan, name, recorded))
     # the whole split, however training limited its validation (training.validation_steps)
     values.update(partial_validation=False, partial_epoch=False, imports=[Code(line) for line in _imports(plan)])
     source = render(f"{experiment.framework}/after.py.j2", values)
     return _with_used_imports(source)
 
 
-def _docstring(plan, name: str, about: str) -> str:
+def _docstring(plan, name: str, recorded: str) -> str:
     e = plan.experiment
     return "\n".join(
         [
-            f"{e.name}: the checkpoint of {about}, evaluated",
+            f"{e.name}: a checkpoint of the run in this directory, evaluated",
             "",
             "The metrics the spec names, on the split the run validated on, with the data split, prepared and batched",
             "as training did and the model as training built it.",
             "",
-            f"Compiled by specc {plan.specc_version} for Ray {plan.ray_version} from {plan.spec_file}",
+            f"Compiled by specc {plan.specc_version} for Ray {plan.ray_version} from {recorded}",
             f"(resolved spec sha256 {plan.spec_sha256}).",
             "",
             f"    python {name} CHECKPOINT_DIR          # prints the metrics as JSON",

@@ -72,8 +72,8 @@ def evaluate_run(
     script = os.path.join(run.run_dir, SCRIPT)
     # compiled as if it stood in the spec's directory: relative data paths and factories start there
     experiment._raw = type(raw)(raw.data, raw.source, os.path.join(home.spec_dir, name), home)
-    about = f"trial {best.trial_id} of {run.run_dir}" if best.trial_id else run.run_dir
-    source = compile_after(experiment, script, printable(about))
+    recorded = f"{name} beside it (trial {best.trial_id}, the best)" if best.trial_id else f"{name} beside it"
+    source = compile_after(experiment, script, printable(recorded))
     write_in_run(run.run_dir, SCRIPT, source)
     metrics = _run_script(source, script, experiment.framework, best.directory, address)
     found = Evaluation(best, split, {key.removeprefix("val_"): value for key, value in metrics.items()}, script)

@@ -97,7 +97,7 @@ def test_a_moved_project_still_evaluates(trained, tmp_path, capsys):
 
 
 def test_what_a_hostile_run_directory_names_is_refused(trained, tmp_path, capsys):
-    root, run_dir = trained
+    root, _ = trained
     copy = tmp_path / "project"
     shutil.copytree(root, copy, symlinks=True)
     hostile = copy / "runs/digits-eval"

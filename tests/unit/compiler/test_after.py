@@ -1,0 +1,99 @@
+"""The after-training script (`specc evaluate`'s evaluate.py, compiler/after.py): compiled for every example spec and
+every data variant, it is a ruff-clean, ruff-formatted program, the same text each time, that imports only what it
+uses. tests/e2e/test_evaluate.py (and the e2e modules it names) run it on real checkpoints."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from specc import api
+from specc.compiler.after import _with_used_imports, compile_after
+from tests.conftest import ROOT
+from tests.unit.compiler.test_streaming_data import DATASETS, spec_text
+
+RECORDED = "spec.resolved.yaml beside it"  # which of the run's files the spec is, for the docstring
+EXAMPLES = sorted(
+    path
+    for path in (ROOT / "specs").glob("*.yaml")
+    if "objective:" not in path.read_text(encoding="utf-8")  # an objective trains no model of specc's
+)
+
+
+def ruff(*args) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "ruff", *args[:1], "--config", str(ROOT / "pyproject.toml"), "--no-cache"]
+    return subprocess.run([*command, *args[1:]], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_every_example_and_data_variant_compiles_to_a_clean_program(write_spec, tmp_path):
+    written = []
+    for spec in EXAMPLES:
+        script = tmp_path / f"{spec.stem}.py"
+        source = compile_after(api.load(spec), str(script), RECORDED)
+        assert source == compile_after(api.load(spec), str(script), RECORDED)  # deterministic
+        assert "def evaluate_checkpoint(directory, config=CONFIG, address=None):" in source
+        script.write_text(source, encoding="utf-8")
+        written.append(str(script))
+    for framework in ("torch", "tensorflow"):
+        for name, dataset in DATASETS.items():
+            if framework == "tensorflow" and "torch_dataloader" in dataset:
+                continue
+            spec = write_spec(spec_text(dataset, framework), f"{framework}_{name}.yaml")
+            script = tmp_path / f"{framework}_{name}.py"
+            script.write_text(compile_after(api.load(spec), str(script), RECORDED), encoding="utf-8")
+            written.append(str(script))
+    checked = ruff("check", *written)
+    assert checked.returncode == 0, checked.stdout[-4000:]
+    formatted = ruff("format", "--check", *written)
+    assert formatted.returncode == 0, formatted.stdout[-4000:]
+    assert len(written) == len(EXAMPLES) + 2 * len(DATASETS) - 1
+
+
+@pytest.mark.parametrize("spec", ["digits_mlp", "customers_csv", "digits_tf_cnn"])
+def test_it_runs_no_training(spec, tmp_path):
+    """Only the data, the model and the evaluation of the training script: no optimiser, no worker group, no Tune,
+    no run directory handling."""
+    source = compile_after(api.load(ROOT / "specs" / f"{spec}.yaml"), str(tmp_path / "evaluate.py"), RECORDED)
+    defined = {node.name for node in ast.parse(source).body if isinstance(node, ast.FunctionDef | ast.ClassDef)}
+    assert {"build_model", "load_model", "evaluate_checkpoint", "main"} <= defined
+    assert not defined & {"train_func", "make_trainer", "claim", "write_results", "restore", "search_space"}
+    assert "ray.train" not in source and "ray.tune" not in source
+
+
+def test_a_searched_spec_compiles_from_its_best_trial(write_spec, tmp_path):
+    """A search is evaluated from best.yaml, the best trial as a spec of its own: its values are CONFIG's."""
+    best = yaml.safe_load((ROOT / "specs/digits_asha.yaml").read_text(encoding="utf-8"))
+    best.pop("tune"), best.pop("scheduler", None), best.pop("stop", None)
+    best["extends"] = str(ROOT / "specs/base_digits.yaml")
+    best.setdefault("training", {}).setdefault("optimizer", {})["lr"] = 0.0123
+    spec = write_spec(yaml.safe_dump(best), "best.yaml")
+    source = compile_after(api.load(spec, root=ROOT.parent), str(tmp_path / "evaluate.py"), RECORDED)
+    assert '"lr": 0.0123' in source
+
+
+def test_imports_are_pruned_to_what_the_code_uses():
+    source = "\n".join(
+        [
+            '"""doc"""',
+            "",
+            "import csv",
+            "import os",
+            "import time",
+            "",
+            "import numpy as np",
+            "import ray.train",
+            "import torch",
+            "from torch import nn",
+            "",
+            "X = os.path.join('time', 'csv')  # time, csv: words, not names",
+            "Y = np.zeros(1)",
+            "Z = torch.ones(1), json.dumps({})",
+            "",
+        ]
+    )
+    kept = _with_used_imports(source).split("\n")
+    assert kept[2:8] == ["import json", "import os", "", "import numpy as np", "import torch", ""]
