@@ -517,7 +517,8 @@ def cmd_evaluate(args) -> int:
     trial = f" (trial {best.trial_id})" if best.trial_id else ""
     print(f"{best.run.spec.get('name', 'run')}{trial}: {done.split} split  {shown}")
     print(f"  checkpoint  {best.directory}")
-    print(f"  written     {done.output} (script: {done.script})")
+    script = done.script or "not written: the run directory is read-only"
+    print(f"  written     {done.output} (script: {script})")
     _run_warnings(best.run)
     return Exit.OK
 

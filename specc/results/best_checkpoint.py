@@ -45,6 +45,9 @@ def best_checkpoint(run_dir: str | os.PathLike) -> BestCheckpoint:
     framework = run.spec.get("framework")
     if run.spec.get("objective") is not None:
         raise UsageError(f"{shown}: an objective search trains no model of specc's: there is no checkpoint to load")
+    unread = [p for p in run.warnings if (p.file or "").endswith("spec.resolved.yaml")]
+    if not run.spec and unread:  # a spec that cannot be read names no framework: say why
+        raise UsageError(f"{unread[0].where()}: {unread[0].message.removesuffix('; left out')}")
     if framework not in MODEL_FILES:
         raise UsageError(f"{shown}: spec.resolved.yaml names no framework specc loads (torch or tensorflow)")
     recorded = run.best.get("checkpoint")

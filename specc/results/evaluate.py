@@ -11,9 +11,12 @@ evaluation.json beside it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import sys
+import tempfile
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +34,8 @@ EVALUATION = "evaluation.json"
 @dataclass(frozen=True)
 class Evaluation:
     """What `specc evaluate` measured: the metrics (the spec's names, without val_) of `best`'s checkpoint on
-    `split`, and where the script and the figures were written."""
+    `split`, and where the script (empty: a read-only run directory, where it was run unwritten) and the figures
+    were written."""
 
     best: BestCheckpoint
     split: str
@@ -46,7 +50,7 @@ class Evaluation:
             "metrics": self.metrics,
             "checkpoint": os.path.relpath(self.best.directory, os.path.realpath(run_dir)),
             "trial_id": self.best.trial_id,
-            "script": SCRIPT,
+            "script": SCRIPT if self.script else None,
         }
 
 
@@ -74,18 +78,29 @@ def evaluate_run(
     experiment._raw = type(raw)(raw.data, raw.source, os.path.join(home.spec_dir, name), home)
     recorded = f"{name} beside it (trial {best.trial_id}, the best)" if best.trial_id else f"{name} beside it"
     source = compile_after(experiment, script, printable(recorded))
-    write_in_run(run.run_dir, SCRIPT, source)
-    metrics = _run_script(source, script, experiment.framework, best.directory, address)
-    found = Evaluation(best, split, {key.removeprefix("val_"): value for key, value in metrics.items()}, script)
     target = os.fspath(output) if output else os.path.join(run.run_dir, EVALUATION)
+    in_run = os.path.realpath(os.path.dirname(os.path.abspath(target))) == os.path.realpath(run.run_dir)
+    if in_run:
+        _writable(run.run_dir, target)  # before the work, not after it
+    if os.access(run.run_dir, os.W_OK):
+        write_in_run(run.run_dir, SCRIPT, source)
+    else:  # someone else's run, read-only: the script still runs from memory, under the name it would have
+        script = ""
+    metrics = _run_script(source, os.path.join(run.run_dir, SCRIPT), experiment.framework, best.directory, address)
+    found = Evaluation(best, split, {key.removeprefix("val_"): value for key, value in metrics.items()}, script, target)
     text = json.dumps(found.as_json(), indent=1, sort_keys=True) + "\n"
-    if output:
+    if in_run:
+        write_in_run(run.run_dir, os.path.basename(target), text)
+    else:
         from specc.compiler.files import write_atomic
 
         write_atomic(target, text)
-    else:
-        write_in_run(run.run_dir, EVALUATION, text)
-    return Evaluation(best, split, found.metrics, script, target)
+    return found
+
+
+def _writable(run_dir: str, target: str) -> None:
+    if not os.access(run_dir, os.W_OK):
+        raise UsageError(f"{printable(target)}: the run directory is not writable; give the JSON file with -o FILE")
 
 
 def _spec_home(run, spec_dir, root):
@@ -211,8 +226,9 @@ def _run_script(source: str, script: str, framework: str, checkpoint: str, addre
     linecache.cache[script] = (len(source), None, source.splitlines(True), script)  # tracebacks show its lines
     ray_was_up = "ray" in sys.modules and sys.modules["ray"].is_initialized()
     try:
-        exec(compile(source, script, "exec"), module.__dict__)
-        return module.evaluate_checkpoint(checkpoint, address=address)
+        with _native_logs_set_aside():
+            exec(compile(source, script, "exec"), module.__dict__)
+            return module.evaluate_checkpoint(checkpoint, address=address)
     except SystemExit as stop:
         if isinstance(stop.code, str):
             raise UsageError(stop.code) from None
@@ -221,3 +237,31 @@ def _run_script(source: str, script: str, framework: str, checkpoint: str, addre
         ray = sys.modules.get("ray")
         if ray is not None and not ray_was_up and ray.is_initialized():
             ray.shutdown()
+
+
+# A line of a native library's own log (TensorFlow's C++ and absl: "E0000 00:00:1795641761.040799  32373
+# cuda_platform.cc:52] failed call to cuInit"), written straight to file descriptor 2
+NATIVE_LOG = re.compile(rb"^[IWEF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] ")
+
+
+@contextlib.contextmanager
+def _native_logs_set_aside():
+    """Standard error set aside while the script runs: TensorFlow's C++ start-up lines (no GPU here, CPU features)
+    are not the user's to act on. Everything else it held is written back after; all of it when the script fails."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    failed = True
+    with tempfile.TemporaryFile() as aside:
+        os.dup2(aside.fileno(), 2)
+        try:
+            yield
+            failed = False
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            aside.seek(0)
+            kept = [line for line in aside.read().splitlines(True) if failed or not NATIVE_LOG.match(line)]
+            if kept:
+                sys.stderr.write(b"".join(kept).decode(errors="replace"))
+                sys.stderr.flush()

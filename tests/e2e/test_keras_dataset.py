@@ -4,14 +4,26 @@ that a model learns them, on both frameworks; and `validation_from: none` trains
 
 from __future__ import annotations
 
+import importlib.util
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from specc.cli import main
 from tests.keras_files import write_cifar10, write_mnist_npz
 
 from .conftest import read_best, read_results, run_spec
 
 pytestmark = pytest.mark.slow
+
+
+def imported(path: Path):
+    spec = importlib.util.spec_from_file_location(f"evaluate_{abs(hash(str(path)))}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_torch_cnn_learns_digits_from_an_mnist_npz(tmp_path, spec_file, local_ray):
@@ -95,6 +107,28 @@ def test_validation_from_none_trains_and_reports_no_val_metrics(tmp_path, spec_f
     assert best["status"] == "completed" and best["metrics"] == pytest.approx(rows[-1]) and best["checkpoint"]
     shown = capsys.readouterr()
     assert "val_" not in shown.out + shown.err and "train_accuracy" in shown.out + shown.err
+
+    # specc evaluate (issue 20): no validation split was held out, so the data set's test split it is
+    assert main(["evaluate", str(run_dir), "--split", "validation", "--root", str(tmp_path)]) == 2
+    assert "held out no validation split (dataset.validation_from: none)" in capsys.readouterr().err
+    assert main(["evaluate", str(run_dir), "--root", str(tmp_path)]) == 0, capsys.readouterr().err
+    evaluation = json.loads((run_dir / "evaluation.json").read_text(encoding="utf-8"))
+    assert evaluation["split"] == "test" and set(evaluation["metrics"]) == {"loss", "accuracy"}
+    with np.load(tmp_path / "mnist.npz") as saved:
+        x_test, y_test = saved["x_test"].astype(np.float32) / 255, saved["y_test"]
+    if framework == "tensorflow":  # the model's own predictions on the 64 test images, worked out here
+        import tf_keras
+
+        model = tf_keras.models.load_model(Path(best["checkpoint"], "model.keras"))
+        predicted = model.predict(x_test.reshape(-1, 28, 28, 1), verbose=0).argmax(1)
+    else:
+        import torch
+
+        script = imported(run_dir / "evaluate.py")  # its build_model: the spec's CNN
+        model = script.build_model(script.CONFIG["model"], (1, 28, 28), 10)
+        model.load_state_dict(torch.load(Path(best["checkpoint"], "state.pt"), weights_only=True)["model"])
+        predicted = model.eval()(torch.from_numpy(x_test.reshape(-1, 1, 28, 28))).argmax(1).numpy()
+    assert evaluation["metrics"]["accuracy"] == pytest.approx(float((predicted == y_test).mean()), abs=1e-6)
 
 
 def test_a_search_without_validation_optimises_a_training_metric(tmp_path, spec_file, local_ray):
