@@ -33,9 +33,7 @@ def weights(seed=0):
     import torch
 
     torch.manual_seed(seed)
-    return torch.nn.Sequential(
-        torch.nn.Flatten(), torch.nn.Linear(64, 8), torch.nn.ReLU(), torch.nn.Linear(8, 10)
-    )
+    return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 8), torch.nn.ReLU(), torch.nn.Linear(8, 10))
 
 
 def write_run(project: Path, spec_text: str = SPEC, spec_dir="../../specs") -> Path:
