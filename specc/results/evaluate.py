@@ -118,18 +118,18 @@ def _spec_home(run, spec_dir, root):
             )
         spec_dir = os.path.join(run.run_dir, recorded)
     spec_dir = os.path.realpath(spec_dir)
-    if not os.path.isdir(spec_dir):
-        where = printable(spec_dir)
-        raise UsageError(f"{shown}: the run's spec directory {where} is not a directory; give it with --spec-dir")
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {printable(root)} is not a directory")
     top = os.path.realpath(root) if root is not None else _default_root(run.run_dir, project_root)
     project = Project(Path(spec_dir), Path(top))
-    if not project.holds(spec_dir):
+    if not project.holds(spec_dir):  # first: nothing outside the project is even looked at
         raise UsageError(
             f"{shown}: the run's spec directory {printable(spec_dir)} is outside the project {printable(top)}; "
             f"nothing is read from there ({WIDEN_HINT})"
         )
+    if not os.path.isdir(spec_dir):
+        where = printable(spec_dir)
+        raise UsageError(f"{shown}: the run's spec directory {where} is not a directory; give it with --spec-dir")
     return project
 
 
