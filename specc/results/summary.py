@@ -56,7 +56,8 @@ def summary(results: RunResults, seconds: float, color: bool = False) -> str:
         lines.append(f"  checkpoint  {best['checkpoint']}")
     lines.extend(f"  {name:<11} {command}" for name, command in trackers(results.run_dir))
     quoted = shlex.quote(results.run_dir)  # the commands can be pasted into a shell, whatever the path holds
-    lines.append(f"  more        specc results {quoted}; specc report {quoted}")
+    evaluate = f"; specc evaluate {quoted}" if best.get("checkpoint") else ""  # a checkpoint to measure
+    lines.append(f"  more        specc results {quoted}; specc report {quoted}{evaluate}")
     return "\n".join(lines) + "\n"
 
 

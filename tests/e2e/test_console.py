@@ -75,7 +75,7 @@ def test_a_train_run_prints_only_specc_and_keeps_rays_output_in_ray_log(tmp_path
     assert out[-4].startswith("  metrics     train_loss ")
     assert out[-3] == f"  run dir     {run_dir} (results.csv, best.json, script.py, spec.resolved.yaml, ray.log)"
     assert out[-2].startswith(f"  checkpoint  {run_dir}/checkpoint_")
-    assert out[-1] == f"  more        specc results {run_dir}; specc report {run_dir}"
+    assert out[-1] == f"  more        specc results {run_dir}; specc report {run_dir}; specc evaluate {run_dir}"
     assert "\033[" not in done.stdout  # not a terminal: no colour, no bar
     log = run_dir / "ray.log"
     first = log.read_text(encoding="utf-8")

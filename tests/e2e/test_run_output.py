@@ -38,7 +38,8 @@ def test_a_quiet_run_shows_the_summary_screen_alone(tmp_path, spec_file):
         out[-3] == f"  run dir     {storage / 'shown'} (results.csv, best.json, script.py, spec.resolved.yaml, ray.log)"
     )
     assert out[-2].startswith(f"  checkpoint  {storage / 'shown'}/checkpoint_")
-    assert out[-1] == f"  more        specc results {storage / 'shown'}; specc report {storage / 'shown'}"
+    shown = storage / "shown"
+    assert out[-1] == f"  more        specc results {shown}; specc report {shown}; specc evaluate {shown}"
     assert "\033[" not in done.stdout  # not a terminal: no colour
     assert "Reporting training result" not in done.stdout + done.stderr  # Ray's own lines are in ray.log (issue 16)
     assert done.stderr == "", done.stderr

@@ -37,7 +37,7 @@ def test_a_training_run_summary(tmp_path):
     assert f"  run dir     {tmp_path / 'digits-mlp'} (results.csv, best.json, script.py)" in text
     assert f"  checkpoint  {tmp_path / 'digits-mlp' / 'checkpoint_1'}" in text
     run_dir = tmp_path / "digits-mlp"
-    assert f"  more        specc results {run_dir}; specc report {run_dir}" in text
+    assert f"  more        specc results {run_dir}; specc report {run_dir}; specc evaluate {run_dir}\n" in text
     assert "\033[" not in text
     assert summary(run, 1.0, color=True).startswith("\033[1mdigits-mlp: done")
 
