@@ -16,7 +16,9 @@ the preprocessing fit are not in it. Memory: every 2 s the proportional set size
 the object store's, counted once) of the script's process and all its descendants (raylet, GCS, dashboard, Ray
 Data tasks, Train workers), summed; the peak is the largest sum. "Model memory" is the peak of the streaming pipeline on
 a tiny data set (20,000 rows, 500 images): Ray's, its data tasks' and the workers' own footprint, which no data
-set's size changes.
+set's size changes. CPU: the core-seconds each kind of process spent in the second epoch (from /proc, as each
+epoch's progress line arrives): the Train workers, Ray Data's tasks, its split coordinator, and Ray's own processes
+with the driver; what the workers spent beside the in-memory run's is the training, the rest is the data path.
 
     .venv/bin/python bench/data_scale.py                       # 1 GB, 2 GB, 20,000 images: about 25 min
     .venv/bin/python bench/data_scale.py --sizes 0.25 --images 4000 --store-mb 96   # a quick look, ~6 min
@@ -192,6 +194,39 @@ def process_name(pid: int) -> str:
     return os.path.basename(program)
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time (user + system) a process has used so far, or None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def role(name: str) -> str:
+    """Who a process works for, by its title: the training, Ray Data, or Ray itself (and the driver)."""
+    if name.startswith("ray::RayTrainWorker"):
+        return "workers"
+    if "SplitCoordinator" in name:
+        return "split coordinator"
+    if name.startswith("ray::") and any(word in name for word in ("IDLE", "Read", "Map", "Footer", "ListFiles")):
+        return "data tasks"
+    return "Ray and the driver"
+
+
+def cpu_by_process(root: int) -> dict[int, tuple[str, float]]:
+    """Each live process of the run: (its title, its CPU seconds so far)."""
+    found = {}
+    for pid in family(root):
+        seconds = cpu_seconds(pid)
+        if seconds is not None:
+            found[pid] = (process_name(pid), seconds)
+    return found
+
+
 class PeakMemory(threading.Thread):
     """The largest sum of PSS over a process and its descendants, sampled every SAMPLE_S seconds, and what made it up.
 
@@ -247,10 +282,12 @@ def run(workdir: Path, name: str, spec_text: str, store_mb: int, rows: int) -> d
     memory = PeakMemory(process.pid)
     memory.start()
     started, epochs, output = time.monotonic(), [], []
+    cpu = []  # each process's CPU seconds as each epoch ended
     for line in process.stdout:
         output.append(line)
         if re.search(rf"{re.escape(name)}: epoch \d+/2 ", line):
             epochs.append(time.monotonic())
+            cpu.append(cpu_by_process(process.pid))
     process.wait()
     memory.done.set()
     memory.join()
@@ -270,10 +307,21 @@ def run(workdir: Path, name: str, spec_text: str, store_mb: int, rows: int) -> d
         "sampling_cpu_s": memory.cpu_s,
         "store_mb": store / 2**20,
         "metrics": best.get("metrics", {}),
+        "cpu_s": epoch_cpu(*cpu[:2]),
         "peak_parts_mb": {
             name: round(size / 2**20) for name, size in sorted(memory.parts.items(), key=lambda item: -item[1])
         },
     }
+
+
+def epoch_cpu(before: dict, after: dict) -> dict[str, float]:
+    """CPU seconds spent between two snapshots, by role (a process started in between counts from zero; one that
+    ended in between is missed: Ray Data's tasks run in long-lived workers)."""
+    spent: dict[str, float] = {}
+    for pid, (name, seconds) in after.items():
+        part = role(name if name != "?" else before.get(pid, ("?", 0))[0])
+        spent[part] = spent.get(part, 0.0) + seconds - before.get(pid, (name, 0.0))[1]
+    return dict(sorted(spent.items(), key=lambda item: -item[1]))
 
 
 def main(argv=None) -> int:
@@ -350,12 +398,14 @@ def label(gigabytes: float) -> str:
 
 
 def line(result: dict) -> str:
+    cpu = ", ".join(f"{name} {seconds:.1f}" for name, seconds in result["cpu_s"].items())
     parts = ", ".join(f"{name} {size}" for name, size in list(result["peak_parts_mb"].items())[:6])
     return (
         f"{result['name']:<24} {result['rows_per_s']:>10,.0f} rows/s  epoch {result['epoch_s']:6.1f} s  "
         f"wall {result['wall_s']:6.1f} s  peak {result['peak_mb']:7,.0f} MiB  store {result['store_mb']:.0f} MiB  "
         f"(sampling took {result['sampling_cpu_s']:.1f} s of CPU)"
         f"\n{'':<26}at the peak (MiB): {parts}"
+        f"\n{'':<26}CPU in the second epoch (core-seconds of {os.cpu_count() * result['epoch_s']:.0f}): {cpu}"
     )
 
 
