@@ -1,8 +1,8 @@
 """The library's one entry point: what the CLI and users call. Each function hands over to its stage.
 
 load / validate (check), compile (compiler), plan_report / format_plan (plan), describe_plan (compiler and plan),
-show / schema (spec); `specc.run` is execute.run. Nothing here imports ray, torch or tensorflow; a stage's
-modules load when first used.
+show / schema (spec), evaluate (results); `specc.run` is execute.run. Nothing here imports ray, torch or
+tensorflow; a stage's modules load when first used.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ __all__ = [
     "check_file",
     "compile",
     "describe_plan",
+    "evaluate",
     "format_plan",
     "load",
     "looks_like_spec",
@@ -45,6 +46,21 @@ def compile(experiment: Experiment, output: str | None = None, templates: str | 
     from specc.compiler.script import compile_script
 
     return compile_script(experiment, output, templates)
+
+
+def evaluate(
+    run_dir: str | os.PathLike,
+    split: str | None = None,
+    output: str | os.PathLike | None = None,
+    root: str | os.PathLike | None = None,
+    spec_dir: str | os.PathLike | None = None,
+    address: str | None = None,
+):
+    """`specc evaluate`: the best checkpoint of a finished run measured on its test or validation split; returns
+    the Evaluation (metrics, split, where evaluation.json and evaluate.py were written). See docs/evaluate.md."""
+    from specc.results.evaluate import evaluate_run
+
+    return evaluate_run(run_dir, split, output, root, spec_dir, address)
 
 
 def describe_plan(experiment: Experiment) -> str:

@@ -510,9 +510,9 @@ def cmd_report(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    from specc.results.evaluate import evaluate_run
+    from specc import api
 
-    done = evaluate_run(args.run_dir, args.split, args.output, args.root, args.spec_dir, args.address)
+    done = api.evaluate(args.run_dir, args.split, args.output, args.root, args.spec_dir, args.address)
     best, shown = done.best, "  ".join(f"{name} {value:.6g}" for name, value in done.metrics.items())
     trial = f" (trial {best.trial_id})" if best.trial_id else ""
     print(f"{best.run.spec.get('name', 'run')}{trial}: {done.split} split  {shown}")

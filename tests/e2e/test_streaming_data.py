@@ -297,6 +297,14 @@ def test_an_image_folder_of_digits_trains_to_90_percent(variant, digit_folder, t
     assert state["classes"] == [str(digit) for digit in range(10)]
     assert state["input_shape"] == ([8, 8, 1] if framework == "tensorflow" else [1, 8, 8])
 
+    # specc evaluate (issue 20): the last checkpoint on the same held-out images, decoded as training decoded them, in
+    # one process (with Ray Data, training's two equal shards may have left one validation image out of its figures)
+    assert main(["evaluate", str(result.run_dir), "--root", str(tmp_path)]) == 0
+    evaluation = json.loads((Path(result.run_dir) / "evaluation.json").read_text(encoding="utf-8"))
+    assert evaluation["split"] == "validation" and evaluation["metrics"]["accuracy"] >= 0.9
+    assert abs(evaluation["metrics"]["accuracy"] - rows[-1]["val_accuracy"]) <= 1 / 300
+    assert evaluation["metrics"]["loss"] == pytest.approx(rows[-1]["val_loss"], rel=0.02)
+
 
 # -- what the driver refuses before anything trains --------------------------------------------------------------------
 REFUSED = """\
