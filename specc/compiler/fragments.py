@@ -117,10 +117,18 @@ def context(plan: Plan, script_name: str, docstring: str | None = None) -> dict:
         "dropout": bool(getattr(e.model, "dropout", 0.0)) or is_searched(e, "model", "dropout"),
         "data": _data(e),
         "data_paths": _data_paths(plan),  # made absolute by the driver
+        "spec_side": reads_spec_side(plan),  # HERE, SPEC_DIR and best.json's spec_dir
         **data_context(plan),
         "validates": e.validates(),
         **(tensorflow_context(plan) if e.framework == "tensorflow" else {}),
     }
+
+
+def reads_spec_side(plan: Plan) -> bool:
+    """Whether the script reads from the spec's side (data paths, factories, a working directory): it then knows
+    where it stands (HERE) and where the spec is (SPEC_DIR), and best.json records the latter for `specc evaluate`;
+    otherwise its text is the same wherever it is compiled."""
+    return bool(_data_paths(plan)) or plan.uses_factory_module or plan.working_dir is not None
 
 
 def _data_paths(plan: Plan) -> list[str]:

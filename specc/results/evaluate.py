@@ -72,6 +72,12 @@ def evaluate_run(
     name = "best.yaml" if run.kind == "tune" else "spec.resolved.yaml"
     home = _spec_home(run, spec_dir, root)
     raw, split = _recorded_spec(run.run_dir, name, home, split)
+    if spec_dir is None and not run.best.get("spec_dir") and _names_spec_side(raw.data):
+        raise UsageError(
+            f"{printable(run.run_dir)}: the run read files or factories beside its spec, and best.json does not say "
+            "where that is (a run in remote storage, or from an earlier specc): give the spec's directory with "
+            "--spec-dir"
+        )
     experiment = _checked(raw)
     script = os.path.join(run.run_dir, SCRIPT)
     # compiled as if it stood in the spec's directory: relative data paths and factories start there
@@ -111,12 +117,10 @@ def _spec_home(run, spec_dir, root):
     shown = printable(run.run_dir)
     if spec_dir is None:
         recorded = run.best.get("spec_dir")
-        if not isinstance(recorded, str) or not recorded or "\0" in recorded:
-            raise UsageError(
-                f"{shown}: best.json does not say where the run's spec is (a run in remote storage, or from an earlier "
-                "specc): give its directory with --spec-dir"
-            )
-        spec_dir = os.path.join(run.run_dir, recorded)
+        if recorded is not None and (not isinstance(recorded, str) or not recorded or "\0" in recorded):
+            raise UsageError(f"{shown}: best.json's spec_dir is not a directory's name; give it with --spec-dir")
+        # none recorded: the spec read nothing beside it (else evaluate_run asks for --spec-dir); the run stands in
+        spec_dir = os.path.join(run.run_dir, recorded) if recorded else run.run_dir
     spec_dir = os.path.realpath(spec_dir)
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {printable(root)} is not a directory")
@@ -131,6 +135,18 @@ def _spec_home(run, spec_dir, root):
         where = printable(spec_dir)
         raise UsageError(f"{shown}: the run's spec directory {where} is not a directory; give it with --spec-dir")
     return project
+
+
+def _names_spec_side(data: dict) -> bool:
+    """Whether a spec (as read) names anything relative to its own directory: a custom factory, a working directory,
+    a data file or directory by a relative path. (A compiled script that does records best.json's spec_dir.)"""
+    dataset, model = data.get("dataset") or {}, data.get("model") or {}
+    if "custom" in (dataset.get("type"), model.get("type")) or (data.get("cluster") or {}).get("working_dir"):
+        return True
+    paths = [dataset.get(key) for key in ("path", "root", "validation_path")]
+    return any(
+        isinstance(p, str) and p and "://" not in p and not os.path.isabs(p) and not p.startswith("~") for p in paths
+    )
 
 
 def _default_root(run_dir: str, project_root) -> str:

@@ -53,7 +53,7 @@ def evaluated(run_dir, *args, root, capsys) -> tuple[int, str, str]:
 def test_the_best_checkpoint_gives_the_metrics_its_epoch_reported(trained, capsys):
     root, run_dir = trained
     best = read_best(run_dir)
-    assert best["spec_dir"] == "../../specs"  # relative to the run directory: the project may move
+    assert "spec_dir" not in best  # the spec reads nothing beside it: the script is the same wherever compiled
 
     code, out, err = evaluated(run_dir, root=root, capsys=capsys)
     assert code == 0, err

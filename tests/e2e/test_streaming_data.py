@@ -238,6 +238,7 @@ def test_a_table_with_categories_and_missing_values_trains_and_resumes_on_the_sa
 
     # specc evaluate (issue 20): the last checkpoint, its data streamed and prepared again (what the driver fits on
     # the training split is checked against its preprocessing.json), gives the figures of its epoch
+    assert json.loads((run_dir / "best.json").read_text(encoding="utf-8"))["spec_dir"] == "../.."  # the csv is there
     assert main(["evaluate", str(run_dir), "--root", str(tmp_path)]) == 0, capsys.readouterr().err
     evaluation = json.loads((run_dir / "evaluation.json").read_text(encoding="utf-8"))
     assert evaluation["split"] == "validation"

@@ -77,9 +77,6 @@ CONFIG = {
 }
 RUN_NAME = "digits-cnn-blocks"
 STORAGE_PATH = "./runs"
-HERE = os.path.dirname(os.path.abspath(__file__))  # relative paths below start here
-# The spec's directory, relative to this script; best.json records it relative to the run directory.
-SPEC_DIR = "../../specs"
 
 
 def load_data(cfg):
@@ -484,7 +481,6 @@ def write_results(run_dir, result):
         "metrics": best,
         "checkpoint": checkpoint.path if checkpoint else None,
         "run_dir": run_dir,
-        "spec_dir": spec_dir_from(run_dir),
     }
     write_files(run_dir, {"results.csv": "\n".join(rows) + "\n", "best.json": strict_json(summary)})
     return summary
@@ -546,12 +542,6 @@ def run_location(args):
     """(storage path, run directory): local paths made absolute, URIs (s3://, gs://, ...) kept."""
     storage_path = args.storage_path if "://" in args.storage_path else os.path.abspath(args.storage_path)
     return storage_path, os.path.join(storage_path, RUN_NAME)
-
-
-def spec_dir_from(run_dir):
-    """The spec's directory relative to the run directory, which best.json records: where `specc evaluate` finds the
-    data files and factories the run read (None for a run directory in remote storage)."""
-    return None if "://" in run_dir else os.path.relpath(os.path.join(HERE, SPEC_DIR), run_dir)
 
 
 def claim(run_dir):

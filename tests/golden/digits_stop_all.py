@@ -68,9 +68,6 @@ RUN_NAME = "digits-stop-all"
 STORAGE_PATH = "./runs"
 METRIC, MODE = "val_accuracy", "max"  # tune.metric, tune.mode
 REPORTED = ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]  # what each epoch reports
-HERE = os.path.dirname(os.path.abspath(__file__))  # relative paths below start here
-# The spec's directory, relative to this script; best.json records it relative to the run directory.
-SPEC_DIR = "../../specs"
 RUNTIME_ENV = {"env_vars": {"OMP_NUM_THREADS": "1"}}  # cluster.runtime_env
 
 
@@ -568,7 +565,6 @@ def write_results(run_dir, results, config):
             "checkpoint": None,
             "diverged": diverging,
             "run_dir": run_dir,
-            "spec_dir": spec_dir_from(run_dir),
         }
         write_files(run_dir, {"results.csv": csv_text(rows), "best.json": strict_json(summary)})
         return summary, rows
@@ -586,7 +582,6 @@ def write_results(run_dir, results, config):
         "checkpoint": best_checkpoint(best),
         "diverged": diverging,
         "run_dir": run_dir,
-        "spec_dir": spec_dir_from(run_dir),
     }
     summary["ended_by"] = ended_by(trials)  # stop.all_when
     files = {"results.csv": csv_text(rows), "best.json": strict_json(summary)}
@@ -733,12 +728,6 @@ def run_location(args):
     """(storage path, run directory): local paths made absolute, URIs (s3://, gs://, ...) kept."""
     storage_path = args.storage_path if "://" in args.storage_path else os.path.abspath(args.storage_path)
     return storage_path, os.path.join(storage_path, RUN_NAME)
-
-
-def spec_dir_from(run_dir):
-    """The spec's directory relative to the run directory, which best.json records: where `specc evaluate` finds the
-    data files and factories the run read (None for a run directory in remote storage)."""
-    return None if "://" in run_dir else os.path.relpath(os.path.join(HERE, SPEC_DIR), run_dir)
 
 
 def claim(run_dir):

@@ -599,7 +599,8 @@ def run_location(args):
 
 def spec_dir_from(run_dir):
     """The spec's directory relative to the run directory, which best.json records: where `specc evaluate` finds the
-    data files and factories the run read (None for a run directory in remote storage)."""
+    data files and factories the run read (None for a run directory in remote storage). A spec that reads nothing
+    from its directory has none to record."""
     return None if "://" in run_dir else os.path.relpath(os.path.join(HERE, SPEC_DIR), run_dir)
 
 

@@ -90,10 +90,10 @@ def test_written_elsewhere_with_output(tmp_path):
 @pytest.mark.parametrize(
     "spec_dir, message",
     [
-        (None, "best.json does not say where the run's spec is"),
         ("../../../..", "is outside the project"),
         ("../../nowhere", "is not a directory; give it with --spec-dir"),
-        ("../../specs\u0000x", "best.json does not say where the run's spec is"),
+        ("../../specs\u0000x", "best.json's spec_dir is not a directory's name"),
+        (["../../specs"], "best.json's spec_dir is not a directory's name"),
     ],
 )
 def test_a_spec_directory_that_cannot_be_used_is_refused(tmp_path, spec_dir, message):
@@ -101,6 +101,22 @@ def test_a_spec_directory_that_cannot_be_used_is_refused(tmp_path, spec_dir, mes
     with pytest.raises(UsageError, match=message):
         evaluate_run(run_dir, root=tmp_path / "project")
     assert not (run_dir / "evaluate.py").exists() and not (run_dir / "evaluation.json").exists()
+
+
+def test_a_spec_that_reads_nothing_beside_it_needs_no_recorded_directory(tmp_path):
+    """A script whose spec names no path or factory is the same wherever it is compiled: it records no spec_dir."""
+    run_dir = write_run(tmp_path, spec_dir=None)
+    assert evaluate_run(run_dir, root=tmp_path).metrics["accuracy"] > 0
+
+
+def test_a_spec_that_reads_files_beside_it_needs_its_directory(tmp_path):
+    spec = SPEC.replace(
+        "dataset: {type: digits, batch_size: 64, validation_fraction: 0.25, shuffle_seed: 3}",
+        "dataset: {type: csv, path: data/rows.csv, label: y}",
+    )
+    run_dir = write_run(tmp_path, spec, spec_dir=None)
+    with pytest.raises(UsageError, match=r"the run read files or factories beside its spec.*--spec-dir"):
+        evaluate_run(run_dir, root=tmp_path)
 
 
 def test_a_spec_directory_linked_out_of_the_project_is_refused(tmp_path):
