@@ -66,19 +66,21 @@ def evaluate_run(
     set's test split when it has one, else the validation split) and writes the figures to `output` (default
     RUN_DIR/evaluation.json). `spec_dir` replaces the spec's directory best.json records; `root` widens the project."""
     from specc.compiler.after import compile_after
+    from specc.compiler.fragments import reads_spec_side
+    from specc.compiler.resolve import plan as make_plan
 
     best = best_checkpoint(run_dir)
     run = best.run
     name = "best.yaml" if run.kind == "tune" else "spec.resolved.yaml"
     home = _spec_home(run, spec_dir, root)
     raw, split = _recorded_spec(run.run_dir, name, home, split)
-    if spec_dir is None and not run.best.get("spec_dir") and _names_spec_side(raw.data):
+    experiment = _checked(raw)
+    if spec_dir is None and not run.best.get("spec_dir") and reads_spec_side(make_plan(experiment)):
         raise UsageError(
             f"{printable(run.run_dir)}: the run read files or factories beside its spec, and best.json does not say "
             "where that is (a run in remote storage, or from an earlier specc): give the spec's directory with "
             "--spec-dir"
         )
-    experiment = _checked(raw)
     script = os.path.join(run.run_dir, SCRIPT)
     # compiled as if it stood in the spec's directory: relative data paths and factories start there
     experiment._raw = type(raw)(raw.data, raw.source, os.path.join(home.spec_dir, name), home)
@@ -135,18 +137,6 @@ def _spec_home(run, spec_dir, root):
         where = printable(spec_dir)
         raise UsageError(f"{shown}: the run's spec directory {where} is not a directory; give it with --spec-dir")
     return project
-
-
-def _names_spec_side(data: dict) -> bool:
-    """Whether a spec (as read) names anything relative to its own directory: a custom factory, a working directory,
-    a data file or directory by a relative path. (A compiled script that does records best.json's spec_dir.)"""
-    dataset, model = data.get("dataset") or {}, data.get("model") or {}
-    if "custom" in (dataset.get("type"), model.get("type")) or (data.get("cluster") or {}).get("working_dir"):
-        return True
-    paths = [dataset.get(key) for key in ("path", "root", "validation_path")]
-    return any(
-        isinstance(p, str) and p and "://" not in p and not os.path.isabs(p) and not p.startswith("~") for p in paths
-    )
 
 
 def _default_root(run_dir: str, project_root) -> str:
