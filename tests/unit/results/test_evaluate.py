@@ -119,6 +119,15 @@ def test_a_spec_that_reads_files_beside_it_needs_its_directory(tmp_path):
         evaluate_run(run_dir, root=tmp_path)
 
 
+def test_spec_dir_given_replaces_the_recorded_one(tmp_path, capsys):
+    run_dir = write_run(tmp_path, spec_dir="../../nowhere")
+    args = ["evaluate", str(run_dir), "--root", str(tmp_path)]
+    assert main(args) == 2 and "nowhere is not a directory" in capsys.readouterr().err
+    assert main([*args, "--spec-dir", str(tmp_path / "specs")]) == 0, capsys.readouterr().err
+    assert main([*args, "--spec-dir", str(tmp_path.parent)]) == 2  # given, and still outside the project
+    assert "is outside the project" in capsys.readouterr().err
+
+
 def test_a_spec_directory_linked_out_of_the_project_is_refused(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
