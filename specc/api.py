@@ -19,7 +19,6 @@ from specc.check.validate import (
     validate,
     validate_files,
 )
-from specc.results.evaluate import evaluate_run as evaluate  # specc evaluate (docs/evaluate.md); loads nothing heavy
 from specc.spec import Experiment
 
 __all__ = [
@@ -47,6 +46,21 @@ def compile(experiment: Experiment, output: str | None = None, templates: str | 
     from specc.compiler.script import compile_script
 
     return compile_script(experiment, output, templates)
+
+
+def evaluate(
+    run_dir: str | os.PathLike,
+    split: str | None = None,
+    output: str | os.PathLike | None = None,
+    root: str | os.PathLike | None = None,
+    spec_dir: str | os.PathLike | None = None,
+    address: str | None = None,
+):
+    """`specc evaluate`: the best checkpoint of a finished run measured on its test or validation split; returns
+    the Evaluation (metrics, split, where evaluation.json and evaluate.py were written). See docs/evaluate.md."""
+    from specc.results.evaluate import evaluate_run
+
+    return evaluate_run(run_dir, split, output, root, spec_dir, address)
 
 
 def describe_plan(experiment: Experiment) -> str:
