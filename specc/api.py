@@ -31,6 +31,7 @@ __all__ = [
     "load",
     "looks_like_spec",
     "plan_report",
+    "predict",
     "schema",
     "schema_text",
     "show",
@@ -61,6 +62,24 @@ def evaluate(
     from specc.results.evaluate import evaluate_run
 
     return evaluate_run(run_dir, split, output, root, spec_dir, address)
+
+
+def predict(
+    run_dir: str | os.PathLike,
+    source: str | os.PathLike,
+    output: str | os.PathLike,
+    id_column: str | None = None,
+    root: str | os.PathLike | None = None,
+    spec_dir: str | os.PathLike | None = None,
+    address: str | None = None,
+    actors: int | None = None,
+    progress=None,
+):
+    """`specc predict`: the best checkpoint of a run trained on files, over new files (csv/parquet/jsonl, or an
+    image folder) with Ray Data; returns the Prediction (rows, output, the script). See docs/predict.md."""
+    from specc.results.predict import predict_run
+
+    return predict_run(run_dir, source, output, id_column, root, spec_dir, address, actors, progress)
 
 
 def describe_plan(experiment: Experiment) -> str:

@@ -202,6 +202,33 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--address", metavar="ADDR", help="a Ray cluster for data read by Ray Data (default: local)")
     _root(evaluate)
 
+    predict = commands.add_parser(
+        "predict", help="the best checkpoint of a run trained on files, over new files: predictions as parquet or csv"
+    )
+    predict.add_argument("run_dir", metavar="RUN_DIR", help="the run directory, <run.storage_path>/<run.name>")
+    predict.add_argument(
+        "input", metavar="INPUT", help="csv, parquet or jsonl files (a file or a directory), or a folder of images"
+    )
+    predict.add_argument(
+        "-o", "--output", metavar="OUTPUT", required=True, help="the predictions to write: a .parquet or .csv file"
+    )
+    predict.add_argument(
+        "--id",
+        metavar="COLUMN",
+        dest="id_column",
+        help="an input column to copy beside each prediction (default: row, the row's number; images: their path)",
+    )
+    predict.add_argument(
+        "--actors", metavar="N", type=int, help="copies of the model, one per Ray actor (default: half the CPUs)"
+    )
+    predict.add_argument(
+        "--spec-dir",
+        metavar="DIR",
+        help="the directory of the spec the run was compiled from (default: the one best.json records)",
+    )
+    predict.add_argument("--address", metavar="ADDR", help="a Ray cluster to predict on (default: start a local Ray)")
+    _root(predict)
+
     completion = commands.add_parser("completion", help="print a shell completion script (bash, zsh or tcsh)")
     completion.add_argument("shell", choices=("bash", "zsh", "tcsh"))
 
@@ -523,6 +550,48 @@ def cmd_evaluate(args) -> int:
     return Exit.OK
 
 
+def cmd_predict(args) -> int:
+    from specc import api
+
+    done = api.predict(
+        args.run_dir,
+        args.input,
+        args.output,
+        args.id_column,
+        args.root,
+        args.spec_dir,
+        args.address,
+        args.actors,
+        progress=_rows_progress(),
+    )
+    best = done.best
+    trial = f" (trial {best.trial_id})" if best.trial_id else ""
+    rate = done.rows / done.seconds if done.seconds else 0.0
+    name = best.run.spec.get("name", "run")
+    print(f"{name}{trial}: {done.rows:,} predictions in {done.seconds:.1f} s ({rate:,.0f} rows/s)")
+    print(f"  checkpoint  {best.directory}")
+    script = done.script or "not written: the run directory is read-only"
+    print(f"  written     {done.output} (script: {script})")
+    _run_warnings(best.run)
+    return Exit.OK
+
+
+def _rows_progress():
+    """Rows written so far, on one line of a terminal's stderr, redrawn at most twice a second (nothing elsewhere:
+    the last lines say it all)."""
+    if not sys.stderr.isatty():
+        return None
+    shown = [0.0]
+
+    def progress(rows: int, seconds: float) -> None:
+        if seconds - shown[0] >= 0.5:
+            shown[0] = seconds
+            sys.stderr.write(f"\r  predicted {rows:,} rows ({rows / max(seconds, 1e-9):,.0f} rows/s)\033[K")
+            sys.stderr.flush()
+
+    return progress
+
+
 WARNINGS_SHOWN = 20  # a run with more damaged files than this names the first ones and counts the rest
 
 
@@ -545,6 +614,7 @@ COMMANDS = {
     "results": cmd_results,
     "report": cmd_report,
     "evaluate": cmd_evaluate,
+    "predict": cmd_predict,
     "submit": cmd_submit,
     "jobs": cmd_jobs,
     "init": cmd_init,

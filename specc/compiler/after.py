@@ -1,4 +1,5 @@
-"""A finished run's after-training script: its checkpoint evaluated on the data it was trained on (issue 20).
+"""A finished run's after-training scripts (issue 20): its checkpoint evaluated on the data it was trained on
+(evaluate.py), or run over new files (predict.py).
 
 It is compiled from the spec the run trained (a search's best trial: best.yaml), out of the training script's own
 templates in their one-process form (a Tune trial's: no worker group), so that it splits, prepares and batches the
@@ -21,6 +22,8 @@ from specc.spec import Experiment
 
 # What the after-training templates use beyond the training script's imports (pruned below when unused)
 AFTER_MODULES = ("argparse", "json", "logging", "math", "os")
+PREDICT_MODULES = ("argparse", "json", "logging", "os", "tempfile", "time")
+PREDICT_THIRD = ("numpy as np", "pyarrow", "pyarrow.compute", "pyarrow.csv", "pyarrow.parquet", "ray", "ray.data")
 
 
 def compile_after(experiment: Experiment, output: str, recorded: str) -> str:
@@ -34,6 +37,41 @@ def compile_after(experiment: Experiment, output: str, recorded: str) -> str:
     values.update(partial_validation=False, partial_epoch=False, imports=[Code(line) for line in _imports(plan)])
     source = render(f"{experiment.framework}/after.py.j2", values)
     return _with_used_imports(source)
+
+
+def compile_predict(experiment: Experiment, output: str, recorded: str) -> str:
+    """The prediction script's source for `experiment` (a run on files: its checkpoints hold preprocessing.json), to
+    be written at `output` in the run directory: the spec's model, and the preprocessing read from the checkpoint."""
+    plan = make_plan(experiment, os.path.dirname(os.path.abspath(output)))
+    one_process = dataclasses.replace(plan, shape="tune")
+    name = os.path.basename(output)
+    values = context(one_process, name, docstring=_predict_docstring(plan, name, recorded))
+    values.update(config={"model": plan.config["model"]}, imports=[Code(line) for line in _imports(plan)])
+    source = render("after/predict.py.j2", values)
+    return _with_used_imports(source, PREDICT_MODULES, PREDICT_THIRD)
+
+
+def _predict_docstring(plan, name: str, recorded: str) -> str:
+    e = plan.experiment
+    images = plan.data_source == "image_folder"
+    source = "IMAGES_DIR" if images else "INPUT"
+    what = "every image below a folder" if images else "every row of csv, parquet or jsonl files"
+    return "\n".join(
+        [
+            f"{e.name}: a checkpoint of the run in this directory, predicting {what}",
+            "",
+            "Ray Data reads the input and runs copies of the model (each loaded once, in an actor of its own) over it;",
+            "the examples are prepared as training prepared them, from the checkpoint's preprocessing.json. The",
+            "predictions are written in the input's order, beside "
+            + ("each image's path." if images else "each row's number (or --id COLUMN)."),
+            "",
+            f"Compiled by specc {plan.specc_version} for Ray {plan.ray_version} from {recorded}",
+            f"(resolved spec sha256 {plan.spec_sha256}).",
+            "",
+            f"    python {name} CHECKPOINT_DIR {source} -o predictions.parquet",
+            "",
+        ]
+    )
 
 
 def _docstring(plan, name: str, recorded: str) -> str:
@@ -57,10 +95,10 @@ def _docstring(plan, name: str, recorded: str) -> str:
 IMPORT = re.compile(r"^(?:import (?P<module>[\w.]+)(?: as (?P<alias>\w+))?|from [\w.]+ import (?P<names>[\w, ]+))$")
 
 
-def _with_used_imports(source: str) -> str:
+def _with_used_imports(source: str, stdlib_extra=AFTER_MODULES, third_extra=()) -> str:
     """`source` with the import block at its top holding only what the code below it uses (the training script's
-    imports serve more than these templates render), the standard library's AFTER_MODULES added when used, and
-    each group sorted as isort sorts it."""
+    imports serve more than these templates render), the modules `stdlib_extra` and `third_extra` added when used,
+    and each group sorted as isort sorts it."""
     lines = source.split("\n")
     first = next(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
     last = first
@@ -70,8 +108,9 @@ def _with_used_imports(source: str) -> str:
         last -= 1
     block, names = lines[first:last], _names("\n".join(lines[last:]))
     separator = block.index("") if "" in block else len(block)
-    stdlib = sorted({*block[:separator], *(f"import {module}" for module in AFTER_MODULES)})
-    others = [line for line in block[separator:] if line]
+    stdlib = sorted({*block[:separator], *(f"import {module}" for module in stdlib_extra)})
+    others = {*(line for line in block[separator:] if line), *(f"import {module}" for module in third_extra)}
+    others = sorted(others, key=lambda line: (line.startswith("from "), line.split(" ")[1].lower()))
     kept = [line for line in stdlib if _bound(line) & names], [line for line in others if _bound(line) & names]
     imports = kept[0] + ([""] if kept[0] and kept[1] else []) + kept[1]
     return "\n".join(lines[:first] + imports + lines[last:])

@@ -182,9 +182,10 @@ def run_script(source: str, script: str, framework: str, call: Callable[[types.M
             ray.shutdown()
 
 
-# A line of a native library's own log (TensorFlow's C++ and absl: "E0000 00:00:1795641761.040799  32373
-# cuda_platform.cc:52] failed call to cuInit"), written straight to file descriptor 2
-NATIVE_LOG = re.compile(rb"^[IWEF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] ")
+# A line of a native library's own log, written straight to file descriptor 2: TensorFlow's C++ and absl's
+# ("E0000 00:00:1795641761.040799  32373 cuda_platform.cc:52] failed call to cuInit"), Ray's core worker's
+# ("[2026-11-26 01:01:46,004 E 11761 11761] core_worker.cc:2465: Actor with class name: ...")
+NATIVE_LOG = re.compile(rb"^(?:[IWEF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] |\[[\d-]+ [\d:,]+ [IWEF] \d+ \d+\] [\w.]+:\d+: )")
 
 
 @contextlib.contextmanager
