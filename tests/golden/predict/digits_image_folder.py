@@ -1,0 +1,260 @@
+"""digits-image-folder: a checkpoint of the run in this directory, predicting every image below a folder
+
+Ray Data reads the input and runs copies of the model (each loaded once, in an actor of its own) over it;
+the examples are prepared as training prepared them, from the checkpoint's preprocessing.json. The
+predictions are written in the input's order, beside each image's path.
+
+Compiled by specc 0.1.0 for Ray 2.60.0 from spec.resolved.yaml beside it
+(resolved spec sha256 f5c1069ea7bd515e25b40695ca05e1ec2938f6efcf204f5f5452db291245aaa5).
+
+    python predict.py CHECKPOINT_DIR IMAGES_DIR -o predictions.parquet
+"""
+
+import argparse
+import json
+import logging
+import os
+import tempfile
+import time
+
+import numpy as np
+import pyarrow
+import pyarrow.csv
+import pyarrow.parquet
+import ray
+import ray.data
+import torch
+from torch import nn
+
+CONFIG = {
+    "model": {
+        "type": "cnn",
+        "channels": [16, 32],
+        "kernel_size": 3,
+        "hidden_sizes": [64],
+        "activation": "relu",
+        "dropout": 0.0,
+    },
+}
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg")  # read in any letter case
+PREPROCESSING_BYTES = 64 << 20  # preprocessing.json: its categories and statistics
+
+
+class PredictProblem(Exception):
+    """The input, the output or the checkpoint cannot make predictions: the message says why."""
+
+
+def build_model(cfg, input_shape, num_outputs):
+    """Conv blocks (conv, activation, 2x2 max-pool), then dense layers on the flattened features."""
+    blocks, channels = [], input_shape[0]
+    for width in cfg["channels"]:
+        blocks += [nn.Conv2d(channels, width, cfg["kernel_size"], padding=cfg["kernel_size"] // 2), nn.ReLU()]
+        blocks.append(nn.MaxPool2d(2))
+        channels = width
+    features = nn.Sequential(*blocks, nn.Flatten())
+    with torch.no_grad():
+        width = features(torch.zeros(1, *input_shape)).shape[1]
+    head = []
+    for hidden in cfg["hidden_sizes"]:
+        head += [nn.Linear(width, hidden), nn.ReLU()]
+        width = hidden
+    head.append(nn.Linear(width, num_outputs))
+    return nn.Sequential(features, *head)
+
+
+def read_preprocessing(directory):
+    """The checkpoint's preprocessing.json: how training prepared its examples (docs/data.md), what it fitted on the
+    training split (the classes, the images' size and channels) and the model's input shape and outputs."""
+    path = os.path.join(directory, "preprocessing.json")
+    if not os.path.isfile(path) or os.path.getsize(path) > PREPROCESSING_BYTES:
+        raise PredictProblem(
+            f"{path}: missing, or not a preprocessing.json: the checkpoint does not say how its examples were prepared"
+        )
+    with open(path, encoding="utf-8") as handle:
+        fitted = json.load(handle)
+    if not isinstance(fitted, dict) or fitted.get("kind") != "images":
+        raise PredictProblem(f"{path} does not describe images, as this run's data set is")
+    return fitted
+
+
+def load_model(config, directory, fitted):
+    """The checkpoint's model: its state.pt's weights (read as weights only: no code runs) in the spec's model."""
+    state = torch.load(os.path.join(directory, "state.pt"), map_location="cpu", weights_only=True)
+    model = build_model(config["model"], fitted["input_shape"], fitted["num_outputs"])
+    model.load_state_dict(state["model"])
+    return model.eval()
+
+
+def image_paths(root):
+    """Every JPEG/PNG image below `root` (hidden files and directories left out), sorted; or `root` itself when it
+    is an image. Each with its name relative to `root` (the id of its predictions)."""
+    if os.path.isfile(root):
+        return [os.path.abspath(root)], [os.path.basename(root)]
+    if not os.path.isdir(root):
+        raise PredictProblem(f"{root}: no such file or directory")
+    found = []
+    for directory, names, files in os.walk(root):
+        names[:] = sorted(name for name in names if not name.startswith("."))
+        found += [
+            os.path.join(directory, name)
+            for name in files
+            if not name.startswith(".") and name.lower().endswith(IMAGE_EXTENSIONS)
+        ]
+    if not found:
+        raise PredictProblem(f"{root} holds no PNG or JPEG images")
+    found.sort()
+    return [os.path.abspath(path) for path in found], [os.path.relpath(path, root) for path in found]
+
+
+def read_input(path, fitted):
+    """The images as Ray Data reads them for training: resized to image_size (bilinear) and converted to
+    preprocessing.json's channels (L or RGB); each with its path."""
+    paths, _ = image_paths(path)
+    mode = "L" if fitted["channels"] == 1 else "RGB"
+    return ray.data.read_images(paths, size=tuple(fitted["image_size"]), mode=mode, include_paths=True), "path"
+
+
+def model_inputs(batch, fitted):
+    """float32 images in [0, 1] (channels, height, width), as training fed them."""
+    images = batch["image"].astype(np.float32) / 255.0
+    images = images.reshape(*images.shape[:3], -1)  # grayscale images come without a channel axis
+    return np.ascontiguousarray(images.transpose(0, 3, 1, 2))
+
+
+class Predictor:
+    """One per Ray Data actor: the checkpoint's model, loaded once; then each batch's predictions beside its id."""
+
+    def __init__(self, directory, config, fitted, id_column):
+        self.model, self.fitted, self.id_column = load_model(config, directory, fitted), fitted, id_column
+        self.prefix = config["input_prefix"]
+
+    def __call__(self, batch):
+        x = model_inputs(batch, self.fitted)
+        with torch.inference_mode():
+            scores = self.model(torch.from_numpy(x)).numpy().astype(np.float64)
+        known = np.isfinite(x.reshape(len(x), -1)).all(axis=1)  # a missing value training never filled: no prediction
+        ids = pyarrow.array([path[len(self.prefix) :] for path in batch["path"]], pyarrow.string())
+        return pyarrow.Table.from_arrays(
+            [ids, *predictions(scores, known, self.fitted)], names=["path", *output_names(self.fitted)]
+        )
+
+
+def output_names(fitted):
+    """predicted_<label>, then probability_<class> for each class."""
+    return ["predicted_class", *(f"probability_{name}" for name in classes(fitted))]
+
+
+def classes(fitted):
+    """The class names (the training folder's directories)."""
+    return fitted["classes"] + [str(i) for i in range(len(fitted["classes"]), fitted["num_outputs"])]
+
+
+def predictions(scores, known, fitted):
+    """The predicted class (the largest logit's directory name) and each class's probability (the logits'
+    softmax); null for rows without a prediction."""
+    shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
+    probabilities = shifted / shifted.sum(axis=1, keepdims=True)
+    label = pyarrow.array(
+        np.asarray(classes(fitted), dtype=object)[scores.argmax(axis=1)], pyarrow.string(), mask=~known
+    )
+    return [label, *(pyarrow.array(probabilities[:, i], mask=~known) for i in range(probabilities.shape[1]))]
+
+
+def write_predictions(batches, output, progress=None):
+    """Writes the predictions' Arrow batches to `output` (parquet, or csv by its extension), in the input's order,
+    through a temporary file renamed into place when every row is written: a failed run leaves no half-written
+    file. Returns the rows written."""
+    kind = "csv" if output.lower().endswith(".csv") else "parquet"
+    directory = os.path.dirname(os.path.abspath(output))
+    handle, partial = tempfile.mkstemp(prefix=f".{os.path.basename(output)}.", suffix=".partial", dir=directory)
+    os.close(handle)
+    rows, started, writer = 0, time.monotonic(), None
+    try:
+        for table in batches:
+            if writer is None:
+                writer = (
+                    pyarrow.csv.CSVWriter(partial, table.schema)
+                    if kind == "csv"
+                    else pyarrow.parquet.ParquetWriter(partial, table.schema)
+                )
+            writer.write_table(table)
+            rows += table.num_rows
+            if progress:
+                progress(rows, time.monotonic() - started)
+        if writer is None:
+            raise PredictProblem("the input holds no rows")
+        writer.close()
+        os.chmod(partial, 0o666 & ~current_umask())
+        os.replace(partial, output)
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        os.unlink(partial)
+        raise
+    return rows
+
+
+def current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def predict(checkpoint, source, output, address=None, actors=None, batch_size=256, progress=None):
+    """Predictions of the checkpoint's model for every image below `source`, written to `output` in the
+    input's order. Ray Data reads the input and runs `actors` copies of the model (default: half the cluster's
+    CPUs), each loaded once and fed `batch_size` images at a time. Returns the rows written."""
+    if os.path.islink(output) or (os.path.lexists(output) and not os.path.isfile(output)):
+        raise PredictProblem(f"{output}: not a regular file; not replaced")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(output))):
+        raise PredictProblem(f"{output}: its directory does not exist")
+    fitted = read_preprocessing(checkpoint)
+    config = dict(CONFIG)
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
+    logging.getLogger("ray.data").setLevel(logging.ERROR)  # its notices (progress bars off, ...) are not the user's
+    context = ray.data.DataContext.get_current()
+    context.execution_options.preserve_order = True  # predictions in the input's order
+    context.enable_progress_bars = False  # `progress` says how far it got
+    context.print_on_execution_start = False
+    rows, _ = read_input(source, fitted)
+    config["input_prefix"] = (
+        os.path.abspath(source) if os.path.isdir(source) else os.path.dirname(os.path.abspath(source))
+    ) + os.sep
+    id_column = "path"
+    cpus = ray.cluster_resources().get("CPU", 1.0)
+    actors = actors or max(1, int(cpus // 2))
+    predicted = rows.map_batches(
+        Predictor,
+        fn_constructor_kwargs={
+            "directory": os.path.abspath(checkpoint),
+            "config": config,
+            "fitted": fitted,
+            "id_column": id_column,
+        },
+        batch_size=batch_size,
+        batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=actors),
+        num_cpus=1,
+    )
+    batches = predicted.iter_batches(batch_size=None, batch_format="pyarrow")
+    return write_predictions(batches, output, progress)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("checkpoint", help="a checkpoint directory of the run (its best: best.json's checkpoint)")
+    parser.add_argument("input", help="a folder of PNG or JPEG images (or one image)")
+    parser.add_argument("-o", "--output", required=True, help="the predictions: a .parquet or .csv file")
+    parser.add_argument("--address", default=None, help="Ray cluster address (default: start a local Ray)")
+    parser.add_argument("--actors", type=int, default=None, help="copies of the model (default: half the CPUs)")
+    args = parser.parse_args(argv)
+    try:
+        rows = predict(args.checkpoint, args.input, args.output, address=args.address, actors=args.actors)
+    except PredictProblem as problem:
+        raise SystemExit(str(problem)) from None
+    print(f"{rows} predictions written to {args.output}")
+
+
+if __name__ == "__main__":
+    main()
