@@ -125,3 +125,13 @@ def test_what_a_hostile_run_directory_names_is_refused(trained, tmp_path, capsys
     code, _, err = evaluated(hostile, root=copy, capsys=capsys)
     assert code != 0 and "spec.resolved.yaml:" in err and "training.epochs" in err
     assert not (hostile / "evaluation.json").exists()
+
+
+def test_predict_refuses_a_run_on_a_built_in_data_set(trained, capsys):
+    """specc predict runs a checkpoint over files prepared as its preprocessing.json says: a run on scikit-learn's
+    digits has no files to predict like and no such record, and is told so before anything starts."""
+    root, run_dir = trained
+    code = main(["predict", str(run_dir), str(root), "-o", str(root / "p.parquet"), "--root", str(root)])
+    err = capsys.readouterr().err
+    assert code == 2 and "the run trained on digits data; specc predict reads csv, parquet or jsonl" in err, err
+    assert not (run_dir / "predict.py").exists() and not (root / "p.parquet").exists()

@@ -109,6 +109,40 @@ def test_best_checkpoint_is_a_keras_model_that_predicts_the_line(regression):
     assert predicted.shape == (2, 1)
 
 
+def test_specc_predict_runs_the_best_checkpoint_over_new_rows(regression, capfd):
+    """specc predict (issue 20): new rows of a csv (with an id column and a column the model never read), prepared
+    as the checkpoint's preprocessing.json says, through the Keras model in Ray Data's actors: the model's own outputs
+    on those rows, computed here by hand, in the file's order beside their ids."""
+    import numpy as np
+    import pandas as pd
+
+    run_dir, _ = regression
+    root = run_dir.parents[1]
+    xs = np.linspace(-0.2, 1.2, 57)
+    new = pd.DataFrame({"id": [f"r{i}" for i in range(len(xs))], "x": xs, "note": "new"})
+    new.to_csv(root / "new.csv", index=False)
+    output = root / "predicted.csv"
+    argv = ["predict", str(run_dir), str(root / "new.csv"), "-o", str(output), "--id", "id", "--root", str(root)]
+    assert main(argv) == 0
+    out, err = capfd.readouterr()
+    assert "57 predictions in" in out and str(output) in out
+    # nothing from the driver; the session's Ray (started by the tests, not by specc predict: a Ray of its own
+    # prints no worker lines) prints its actors' TensorFlow start-up lines as it prints any worker's
+    assert [line for line in err.splitlines() if "MapWorker(MapBatches(Predictor))" not in line] == []
+    predicted = pd.read_csv(output)
+    assert list(predicted.columns) == ["id", "predicted_y"]
+    assert predicted["id"].tolist() == [f"r{i}" for i in range(len(xs))]
+
+    best = read_best(run_dir)["checkpoint"]
+    state = json.loads(Path(best, "preprocessing.json").read_text(encoding="utf-8"))
+    mean, std = state["standardize"]["x"]
+    model = keras().models.load_model(Path(best, "model.keras"), compile=False)
+    expected = model.predict(((xs - mean) / std).astype("float32")[:, None], verbose=0)[:, 0]
+    np.testing.assert_allclose(predicted["predicted_y"], expected, atol=1e-5)
+    assert np.abs(expected - 2 * xs)[(xs >= 0) & (xs <= 1)].max() < 0.2  # and it learned the line
+    assert (run_dir / "predict.py").is_file()
+
+
 # -- digits on 2 workers, in-memory arrays; the same spec compiled for torch reports the same names --------------
 
 DIGITS = """\

@@ -61,10 +61,24 @@ def read_preprocessing(directory):
     return fitted
 
 
-def load_model(config, directory, fitted):
+def read_weights(directory):
+    """The checkpoint's model.keras, read here: its bytes travel to the actors through Ray's object store, on
+    whichever node they run."""
+    path = os.path.join(directory, "model.keras")
+    if not os.path.isfile(path):
+        raise PredictProblem(f"{path} is missing: the checkpoint holds no model to predict with")
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def load_model(config, weights, fitted):
     """The checkpoint's model: the spec's model with the weights of the checkpoint's model.keras."""
     model = build_model(config["model"], fitted["input_shape"], fitted["num_outputs"])
-    model.load_weights(os.path.join(directory, "model.keras"))
+    with tempfile.TemporaryDirectory() as scratch:  # Keras reads weights from a file
+        path = os.path.join(scratch, "model.keras")
+        with open(path, "wb") as handle:
+            handle.write(weights)
+        model.load_weights(path)
     return model
 
 
@@ -148,8 +162,8 @@ def model_inputs(block, fitted):
 class Predictor:
     """One per Ray Data actor: the checkpoint's model, loaded once; then each batch's predictions beside its id."""
 
-    def __init__(self, directory, config, fitted, id_column):
-        self.model, self.fitted, self.id_column = load_model(config, directory, fitted), fitted, id_column
+    def __init__(self, weights, config, fitted, id_column):
+        self.model, self.fitted, self.id_column = load_model(config, weights, fitted), fitted, id_column
 
     def __call__(self, batch):
         x = model_inputs(batch, self.fitted)
@@ -230,7 +244,7 @@ def predict(checkpoint, source, output, id_column=None, address=None, actors=Non
         raise PredictProblem(f"{output}: not a regular file; not replaced")
     if not os.path.isdir(os.path.dirname(os.path.abspath(output))):
         raise PredictProblem(f"{output}: its directory does not exist")
-    fitted = read_preprocessing(checkpoint)
+    fitted, weights = read_preprocessing(checkpoint), read_weights(checkpoint)
     config = dict(CONFIG)
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
@@ -244,12 +258,7 @@ def predict(checkpoint, source, output, id_column=None, address=None, actors=Non
     actors = actors or max(1, int(cpus // 2))
     predicted = rows.map_batches(
         Predictor,
-        fn_constructor_kwargs={
-            "directory": os.path.abspath(checkpoint),
-            "config": config,
-            "fitted": fitted,
-            "id_column": id_column,
-        },
+        fn_constructor_kwargs={"weights": weights, "config": config, "fitted": fitted, "id_column": id_column},
         batch_size=batch_size,
         batch_format="pyarrow",
         compute=ray.data.ActorPoolStrategy(size=actors),

@@ -11,6 +11,7 @@ Compiled by specc 0.1.0 for Ray 2.60.0 from spec.resolved.yaml beside it
 """
 
 import argparse
+import io
 import json
 import logging
 import os
@@ -77,9 +78,19 @@ def read_preprocessing(directory):
     return fitted
 
 
-def load_model(config, directory, fitted):
+def read_weights(directory):
+    """The checkpoint's state.pt, read here: its bytes travel to the actors through Ray's object store, on
+    whichever node they run."""
+    path = os.path.join(directory, "state.pt")
+    if not os.path.isfile(path):
+        raise PredictProblem(f"{path} is missing: the checkpoint holds no model to predict with")
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def load_model(config, weights, fitted):
     """The checkpoint's model: its state.pt's weights (read as weights only: no code runs) in the spec's model."""
-    state = torch.load(os.path.join(directory, "state.pt"), map_location="cpu", weights_only=True)
+    state = torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True)
     model = build_model(config["model"], fitted["input_shape"], fitted["num_outputs"])
     model.load_state_dict(state["model"])
     return model.eval()
@@ -124,8 +135,8 @@ def model_inputs(batch, fitted):
 class Predictor:
     """One per Ray Data actor: the checkpoint's model, loaded once; then each batch's predictions beside its id."""
 
-    def __init__(self, directory, config, fitted, id_column):
-        self.model, self.fitted, self.id_column = load_model(config, directory, fitted), fitted, id_column
+    def __init__(self, weights, config, fitted, id_column):
+        self.model, self.fitted, self.id_column = load_model(config, weights, fitted), fitted, id_column
         self.prefix = config["input_prefix"]
 
     def __call__(self, batch):
@@ -208,7 +219,7 @@ def predict(checkpoint, source, output, address=None, actors=None, batch_size=25
         raise PredictProblem(f"{output}: not a regular file; not replaced")
     if not os.path.isdir(os.path.dirname(os.path.abspath(output))):
         raise PredictProblem(f"{output}: its directory does not exist")
-    fitted = read_preprocessing(checkpoint)
+    fitted, weights = read_preprocessing(checkpoint), read_weights(checkpoint)
     config = dict(CONFIG)
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
@@ -226,12 +237,7 @@ def predict(checkpoint, source, output, address=None, actors=None, batch_size=25
     actors = actors or max(1, int(cpus // 2))
     predicted = rows.map_batches(
         Predictor,
-        fn_constructor_kwargs={
-            "directory": os.path.abspath(checkpoint),
-            "config": config,
-            "fitted": fitted,
-            "id_column": id_column,
-        },
+        fn_constructor_kwargs={"weights": weights, "config": config, "fitted": fitted, "id_column": id_column},
         batch_size=batch_size,
         batch_format="numpy",
         compute=ray.data.ActorPoolStrategy(size=actors),

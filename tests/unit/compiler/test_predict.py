@@ -180,7 +180,7 @@ def test_an_output_that_is_a_link_or_not_a_file_is_refused_before_anything_start
 
 
 def test_a_checkpoint_without_its_preprocessing_is_refused(customers, tmp_path):
-    with pytest.raises(customers.PredictProblem, match="missing, or not a preprocessing.json"):
+    with pytest.raises(customers.PredictProblem, match=r"missing, or not a preprocessing\.json"):
         customers.read_preprocessing(str(tmp_path))
     (tmp_path / "preprocessing.json").write_text('{"kind": "images"}', encoding="utf-8")
     with pytest.raises(customers.PredictProblem, match="does not describe a table"):
