@@ -22,7 +22,7 @@ from specc.spec import Experiment
 
 # What the after-training templates use beyond the training script's imports (pruned below when unused)
 AFTER_MODULES = ("argparse", "json", "logging", "math", "os")
-PREDICT_MODULES = ("argparse", "io", "json", "logging", "os", "tempfile", "time")
+PREDICT_MODULES = ("argparse", "io", "json", "logging", "os", "tempfile", "time", "warnings")
 PREDICT_THIRD = ("numpy as np", "pyarrow", "pyarrow.compute", "pyarrow.csv", "pyarrow.parquet", "ray", "ray.data")
 
 

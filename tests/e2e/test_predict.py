@@ -116,16 +116,18 @@ def test_the_best_trial_predicts_new_rows_as_its_model_does(searched, capsys):
 
 def test_what_cannot_be_predicted_is_a_clear_problem_and_writes_nothing(searched, capsys):
     root, run_dir = searched
-    output = root / "refused.parquet"
+    output, rows = root / "refused.parquet", str(root / "customers.csv")
     cases = {
         # a column the model read is not in the input
         ("predict", str(run_dir), str(root / "less.csv"), "-o", str(output)): "has no column 'tenure_months'",
         # an output format specc does not write
-        ("predict", str(run_dir), str(root / "customers.csv"), "-o", str(root / "p.json")): "name a .parquet or .csv",
+        ("predict", str(run_dir), rows, "-o", str(root / "p.json")): "name a .parquet or .csv",
         # no such input
         ("predict", str(run_dir), str(root / "nowhere.csv"), "-o", str(output)): "no such file or directory",
         # an id column the input lacks
-        ("predict", str(run_dir), str(root / "customers.csv"), "-o", str(output), "--id", "nope"): "no column 'nope'",
+        ("predict", str(run_dir), rows, "-o", str(output), "--id", "nope"): "no column 'nope'",
+        # more copies of the model than the session's 2 CPUs hold beside Ray Data's reads: refused, never a hang
+        ("predict", str(run_dir), rows, "-o", str(output), "--actors", "11"): "give fewer actors",
     }
     import pandas as pd
 
@@ -142,7 +144,7 @@ def test_what_cannot_be_predicted_is_a_clear_problem_and_writes_nothing(searched
     checkpoint = Path(read_best(tampered / "churn-search")["checkpoint"].replace(str(run_dir.parent), str(tampered)))
     state = json.loads((checkpoint / "preprocessing.json").read_text(encoding="utf-8"))
     (checkpoint / "preprocessing.json").write_text(json.dumps({**state, "features": ["\x1b[31mred"]}), encoding="utf-8")
-    argv = ["predict", str(tampered / "churn-search"), str(root / "customers.csv"), "-o", str(output)]
+    argv = ["predict", str(tampered / "churn-search"), rows, "-o", str(output)]
     assert main([*argv, "--root", str(root)]) == 2
     err = capsys.readouterr().err
     assert "has no column '\\x1b[31mred'" in err and "\x1b" not in err, err

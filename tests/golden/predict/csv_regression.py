@@ -16,6 +16,7 @@ import logging
 import os
 import tempfile
 import time
+import warnings
 
 import numpy as np
 import pyarrow
@@ -236,6 +237,19 @@ def numbered(batches):
         start += table.num_rows
 
 
+def actor_pool(actors):
+    """How many copies of the model (default: half the cluster's CPUs) and the CPUs each holds: at most one, and
+    one CPU of the cluster left for Ray Data's reads (with none left they would wait forever)."""
+    cpus = ray.cluster_resources().get("CPU", 0.0)
+    actors = actors or max(1, int(cpus // 2))
+    if cpus - 1 < 0.1 * actors:
+        raise PredictProblem(
+            f"the cluster has {cpus:g} CPU: Ray Data's reads need one, and {actors} copies of the model need more "
+            "beside it; give fewer actors (--actors) or a larger cluster"
+        )
+    return actors, min(1.0, (cpus - 1) / actors)
+
+
 def predict(checkpoint, source, output, id_column=None, address=None, actors=None, batch_size=4096, progress=None):
     """Predictions of the checkpoint's model for every row of `source`, written to `output` in the
     input's order. Ray Data reads the input and runs `actors` copies of the model (default: half the cluster's
@@ -249,20 +263,20 @@ def predict(checkpoint, source, output, id_column=None, address=None, actors=Non
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
     logging.getLogger("ray.data").setLevel(logging.ERROR)  # its notices (progress bars off, ...) are not the user's
+    warnings.filterwarnings("ignore", category=UserWarning, module=r"ray\.data\.")  # nor its tuning hints
     context = ray.data.DataContext.get_current()
     context.execution_options.preserve_order = True  # predictions in the input's order
     context.enable_progress_bars = False  # `progress` says how far it got
     context.print_on_execution_start = False
     rows, id_column = read_input(source, fitted, id_column)
-    cpus = ray.cluster_resources().get("CPU", 1.0)
-    actors = actors or max(1, int(cpus // 2))
+    actors, actor_cpus = actor_pool(actors)
     predicted = rows.map_batches(
         Predictor,
         fn_constructor_kwargs={"weights": weights, "config": config, "fitted": fitted, "id_column": id_column},
         batch_size=batch_size,
         batch_format="pyarrow",
         compute=ray.data.ActorPoolStrategy(size=actors),
-        num_cpus=1,
+        num_cpus=actor_cpus,
     )
     batches = predicted.iter_batches(batch_size=None, batch_format="pyarrow")
     return write_predictions(batches if id_column else numbered(batches), output, progress)
