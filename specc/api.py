@@ -27,6 +27,7 @@ __all__ = [
     "compile",
     "describe_plan",
     "evaluate",
+    "export",
     "format_plan",
     "load",
     "looks_like_spec",
@@ -62,6 +63,21 @@ def evaluate(
     from specc.results.evaluate import evaluate_run
 
     return evaluate_run(run_dir, split, output, root, spec_dir, address)
+
+
+def export(
+    run_dir: str | os.PathLike,
+    fmt: str,
+    output: str | os.PathLike,
+    root: str | os.PathLike | None = None,
+    spec_dir: str | os.PathLike | None = None,
+    address: str | None = None,
+):
+    """`specc export`: the best checkpoint of a finished run as TorchScript, ONNX or a SavedModel, loaded back and
+    checked against the checkpoint's outputs; returns the Export (the files, the difference). See docs/export.md."""
+    from specc.results.export import export_run
+
+    return export_run(run_dir, fmt, output, root, spec_dir, address)
 
 
 def predict(

@@ -229,6 +229,32 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--address", metavar="ADDR", help="a Ray cluster to predict on (default: start a local Ray)")
     _root(predict)
 
+    export = commands.add_parser(
+        "export", help="the best checkpoint of a finished run as a model file that loads without specc, checked"
+    )
+    export.add_argument("run_dir", metavar="RUN_DIR", help="the run directory, <run.storage_path>/<run.name>")
+    export.add_argument(
+        "--format",
+        required=True,
+        choices=("torchscript", "onnx", "saved_model"),
+        dest="fmt",
+        help="torch: torchscript or onnx; tensorflow: saved_model",
+    )
+    export.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        required=True,
+        help="the model file to write (a SavedModel: a new directory); its preprocessing JSON goes beside it",
+    )
+    export.add_argument(
+        "--spec-dir",
+        metavar="DIR",
+        help="the directory of the spec the run was compiled from (default: the one best.json records)",
+    )
+    export.add_argument("--address", metavar="ADDR", help="a Ray cluster for data read by Ray Data (default: local)")
+    _root(export)
+
     completion = commands.add_parser("completion", help="print a shell completion script (bash, zsh or tcsh)")
     completion.add_argument("shell", choices=("bash", "zsh", "tcsh"))
 
@@ -550,6 +576,22 @@ def cmd_evaluate(args) -> int:
     return Exit.OK
 
 
+def cmd_export(args) -> int:
+    from specc import api
+
+    done = api.export(args.run_dir, args.fmt, args.output, args.root, args.spec_dir, args.address)
+    best, checked = done.best, done.checked
+    trial = f" (trial {best.trial_id})" if best.trial_id else ""
+    name = best.run.spec.get("name", "run")
+    print(f"{name}{trial}: exported as {done.fmt}, loaded back without specc")
+    print(f"  checked     {checked['examples']} inputs, max |difference| {checked['max_abs_difference']:.3g} (<= 1e-5)")
+    print(f"  checkpoint  {best.directory}")
+    script = done.script or "not written: the run directory is read-only"
+    print(f"  written     {done.output}, {done.preprocessing} (script: {script})")
+    _run_warnings(best.run)
+    return Exit.OK
+
+
 def cmd_predict(args) -> int:
     from specc import api
 
@@ -615,6 +657,7 @@ COMMANDS = {
     "report": cmd_report,
     "evaluate": cmd_evaluate,
     "predict": cmd_predict,
+    "export": cmd_export,
     "submit": cmd_submit,
     "jobs": cmd_jobs,
     "init": cmd_init,

@@ -21,22 +21,26 @@ from specc.compiler.resolve import plan as make_plan
 from specc.spec import Experiment
 
 # What the after-training templates use beyond the training script's imports (pruned below when unused)
-AFTER_MODULES = ("argparse", "json", "logging", "math", "os")
+AFTER_MODULES = ("argparse", "json", "logging", "math", "os", "warnings")
+EXPORT_MODULES = ("shutil", "tempfile", "warnings")
 PREDICT_MODULES = ("argparse", "io", "json", "logging", "os", "tempfile", "time", "warnings")
 PREDICT_THIRD = ("numpy as np", "pyarrow", "pyarrow.compute", "pyarrow.csv", "pyarrow.parquet", "ray", "ray.data")
 
 
-def compile_after(experiment: Experiment, output: str, recorded: str) -> str:
+def compile_after(experiment: Experiment, output: str, recorded: str, exports: bool = False) -> str:
     """The after-training script's source for `experiment`, to be written at `output` in the run directory (its
-    relative paths start there); `recorded` says which of the run's files the spec is (for the docstring)."""
+    relative paths start there); `recorded` says which of the run's files the spec is (for the docstring). With
+    `exports`: the export script (`specc export`'s export.py), which checks the exported model on that split."""
     plan = make_plan(experiment, os.path.dirname(os.path.abspath(output)))
     one_process = dataclasses.replace(plan, shape="tune")  # the data and model templates' one-process form
     name = os.path.basename(output)
-    values = context(one_process, name, docstring=_docstring(plan, name, recorded))
+    docstring = (_export_docstring if exports else _docstring)(plan, name, recorded)
+    values = context(one_process, name, docstring=docstring)
     # the whole split, however training limited its validation (training.validation_steps)
     values.update(partial_validation=False, partial_epoch=False, imports=[Code(line) for line in _imports(plan)])
+    values.update(exports=exports)
     source = render(f"{experiment.framework}/after.py.j2", values)
-    return _with_used_imports(source)
+    return _with_used_imports(source, AFTER_MODULES + (EXPORT_MODULES if exports else ()))
 
 
 def compile_predict(experiment: Experiment, output: str, recorded: str) -> str:
@@ -55,20 +59,43 @@ def _predict_docstring(plan, name: str, recorded: str) -> str:
     e = plan.experiment
     images = plan.data_source == "image_folder"
     source = "IMAGES_DIR" if images else "INPUT"
-    what = "every image below a folder" if images else "every row of csv, parquet or jsonl files"
+    what = "new images" if images else "new rows"
     return "\n".join(
         [
             f"{e.name}: a checkpoint of the run in this directory, predicting {what}",
             "",
-            "Ray Data reads the input and runs copies of the model (each loaded once, in an actor of its own) over it;",
-            "the examples are prepared as training prepared them, from the checkpoint's preprocessing.json. The",
-            "predictions are written in the input's order, beside "
-            + ("each image's path." if images else "each row's number (or --id COLUMN)."),
+            "Ray Data reads "
+            + ("every image below a folder" if images else "csv, parquet or jsonl files")
+            + " and runs copies of the model over them (each loaded once,",
+            "in an actor of its own); the examples are prepared as training prepared them, from the checkpoint's",
+            "preprocessing.json. The predictions are written in the input's order, beside "
+            + ("each image's path." if images else "each row's number"),
+            *([] if images else ["(or --id COLUMN)."]),
             "",
             f"Compiled by specc {plan.specc_version} for Ray {plan.ray_version} from {recorded}",
             f"(resolved spec sha256 {plan.spec_sha256}).",
             "",
             f"    python {name} CHECKPOINT_DIR {source} -o predictions.parquet",
+            "",
+        ]
+    )
+
+
+def _export_docstring(plan, name: str, recorded: str) -> str:
+    e = plan.experiment
+    formats = "torchscript|onnx" if e.framework == "torch" else "saved_model"
+    return "\n".join(
+        [
+            f"{e.name}: a checkpoint of the run in this directory, exported",
+            "",
+            "The spec's model with the checkpoint's weights, exported as a model that loads without specc, loaded back",
+            "and run on a batch of the split the run validated on (prepared as training prepared it): its outputs must",
+            "be the checkpoint's.",
+            "",
+            f"Compiled by specc {plan.specc_version} for Ray {plan.ray_version} from {recorded}",
+            f"(resolved spec sha256 {plan.spec_sha256}).",
+            "",
+            f"    python {name} CHECKPOINT_DIR --format {formats} -o PATH",
             "",
         ]
     )

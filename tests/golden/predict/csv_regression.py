@@ -1,8 +1,9 @@
-"""csv-regression: a checkpoint of the run in this directory, predicting every row of csv, parquet or jsonl files
+"""csv-regression: a checkpoint of the run in this directory, predicting new rows
 
-Ray Data reads the input and runs copies of the model (each loaded once, in an actor of its own) over it;
-the examples are prepared as training prepared them, from the checkpoint's preprocessing.json. The
-predictions are written in the input's order, beside each row's number (or --id COLUMN).
+Ray Data reads csv, parquet or jsonl files and runs copies of the model over them (each loaded once,
+in an actor of its own); the examples are prepared as training prepared them, from the checkpoint's
+preprocessing.json. The predictions are written in the input's order, beside each row's number
+(or --id COLUMN).
 
 Compiled by specc 0.1.0 for Ray 2.60.0 from spec.resolved.yaml beside it
 (resolved spec sha256 fa15d272e765dee334e65f4c586eb37b75743ebe3cd8d1b00a4eb0fd23f4c7aa).
@@ -189,6 +190,17 @@ def predictions(scores, known, fitted):
     return [pyarrow.array(scores[:, i], mask=~known) for i in range(scores.shape[1])]
 
 
+def ray_data_quietly():
+    """Ray Data's own notices, progress bars and tuning hints kept off the console (its logs still go to the Ray
+    session's files): this script says what it does. Returns Ray Data's context."""
+    logging.getLogger("ray.data").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=UserWarning, module=r"ray\.data\.")
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    return context
+
+
 def write_predictions(batches, output, progress=None):
     """Writes the predictions' Arrow batches to `output` (parquet, or csv by its extension), in the input's order,
     through a temporary file renamed into place when every row is written: a failed run leaves no half-written
@@ -262,12 +274,7 @@ def predict(checkpoint, source, output, id_column=None, address=None, actors=Non
     config = dict(CONFIG)
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
-    logging.getLogger("ray.data").setLevel(logging.ERROR)  # its notices (progress bars off, ...) are not the user's
-    warnings.filterwarnings("ignore", category=UserWarning, module=r"ray\.data\.")  # nor its tuning hints
-    context = ray.data.DataContext.get_current()
-    context.execution_options.preserve_order = True  # predictions in the input's order
-    context.enable_progress_bars = False  # `progress` says how far it got
-    context.print_on_execution_start = False
+    ray_data_quietly().execution_options.preserve_order = True  # predictions in the input's order
     rows, id_column = read_input(source, fitted, id_column)
     actors, actor_cpus = actor_pool(actors)
     predicted = rows.map_batches(

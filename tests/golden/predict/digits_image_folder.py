@@ -1,8 +1,8 @@
-"""digits-image-folder: a checkpoint of the run in this directory, predicting every image below a folder
+"""digits-image-folder: a checkpoint of the run in this directory, predicting new images
 
-Ray Data reads the input and runs copies of the model (each loaded once, in an actor of its own) over it;
-the examples are prepared as training prepared them, from the checkpoint's preprocessing.json. The
-predictions are written in the input's order, beside each image's path.
+Ray Data reads every image below a folder and runs copies of the model over them (each loaded once,
+in an actor of its own); the examples are prepared as training prepared them, from the checkpoint's
+preprocessing.json. The predictions are written in the input's order, beside each image's path.
 
 Compiled by specc 0.1.0 for Ray 2.60.0 from spec.resolved.yaml beside it
 (resolved spec sha256 f5c1069ea7bd515e25b40695ca05e1ec2938f6efcf204f5f5452db291245aaa5).
@@ -172,6 +172,17 @@ def predictions(scores, known, fitted):
     return [label, *(pyarrow.array(probabilities[:, i], mask=~known) for i in range(probabilities.shape[1]))]
 
 
+def ray_data_quietly():
+    """Ray Data's own notices, progress bars and tuning hints kept off the console (its logs still go to the Ray
+    session's files): this script says what it does. Returns Ray Data's context."""
+    logging.getLogger("ray.data").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=UserWarning, module=r"ray\.data\.")
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    return context
+
+
 def write_predictions(batches, output, progress=None):
     """Writes the predictions' Arrow batches to `output` (parquet, or csv by its extension), in the input's order,
     through a temporary file renamed into place when every row is written: a failed run leaves no half-written
@@ -237,12 +248,7 @@ def predict(checkpoint, source, output, address=None, actors=None, batch_size=25
     config = dict(CONFIG)
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
-    logging.getLogger("ray.data").setLevel(logging.ERROR)  # its notices (progress bars off, ...) are not the user's
-    warnings.filterwarnings("ignore", category=UserWarning, module=r"ray\.data\.")  # nor its tuning hints
-    context = ray.data.DataContext.get_current()
-    context.execution_options.preserve_order = True  # predictions in the input's order
-    context.enable_progress_bars = False  # `progress` says how far it got
-    context.print_on_execution_start = False
+    ray_data_quietly().execution_options.preserve_order = True  # predictions in the input's order
     rows, _ = read_input(source, fitted)
     config["input_prefix"] = (
         os.path.abspath(source) if os.path.isdir(source) else os.path.dirname(os.path.abspath(source))

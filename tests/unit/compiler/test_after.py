@@ -97,3 +97,22 @@ def test_imports_are_pruned_to_what_the_code_uses():
     )
     kept = _with_used_imports(source).split("\n")
     assert kept[2:8] == ["import json", "import os", "", "import numpy as np", "import torch", ""]
+
+
+def test_every_example_compiles_to_a_clean_export_script(tmp_path):
+    """export.py (`specc export`): the after-training script with an export ending, for each framework's formats."""
+    written = []
+    for spec in EXAMPLES:
+        experiment = api.load(spec)
+        script = tmp_path / f"{spec.stem}.py"
+        source = compile_after(experiment, str(script), RECORDED, exports=True)
+        assert source == compile_after(experiment, str(script), RECORDED, exports=True)  # deterministic
+        assert "def export_checkpoint(directory, fmt, output, config=CONFIG, address=None):" in source
+        formats = '["torchscript", "onnx"]' if experiment.framework == "torch" else '["saved_model"]'
+        assert f'parser.add_argument("--format", required=True, choices={formats})' in source
+        script.write_text(source, encoding="utf-8")
+        written.append(str(script))
+    checked = ruff("check", *written)
+    assert checked.returncode == 0, checked.stdout[-4000:]
+    formatted = ruff("format", "--check", *written)
+    assert formatted.returncode == 0, formatted.stdout[-4000:]
