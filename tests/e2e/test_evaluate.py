@@ -8,6 +8,7 @@ tests/e2e/test_streaming_data.py a csv with categories streamed through Ray Data
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -135,3 +136,58 @@ def test_predict_refuses_a_run_on_a_built_in_data_set(trained, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "the run trained on digits data; specc predict reads csv, parquet or jsonl" in err, err
     assert not (run_dir / "predict.py").exists() and not (root / "p.parquet").exists()
+
+
+def digits_inputs():
+    """scikit-learn's digits as the run's script prepares them (pixels / 16, 1x8x8), all 1797."""
+    import numpy as np
+    from sklearn.datasets import load_digits
+
+    x, _ = load_digits(return_X_y=True)
+    return (x / 16.0).astype(np.float32).reshape(-1, 1, 8, 8)
+
+
+@pytest.mark.parametrize("fmt", ["torchscript", "onnx"])
+def test_specc_export_writes_a_model_that_loads_without_specc_and_agrees(trained, fmt, capsys):
+    """specc export (issue 20): the exported file, loaded here by torch.jit or onnxruntime alone, gives the checkpoint's
+    model's outputs (built here from state.pt) on every digit; its preprocessing JSON says what the inputs are."""
+    import numpy as np
+    import torch
+    from torch import nn
+
+    root, run_dir = trained
+    output = root / ("digits.pt" if fmt == "torchscript" else "digits.onnx")
+    code = main(["export", str(run_dir), "--format", fmt, "-o", str(output), "--root", str(root)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert f"digits-eval: exported as {fmt}, loaded back without specc" in out
+    assert re.search(r"checked     \d+ inputs, max \|difference\| \S+ \(<= 1e-5\)", out), out
+    described = json.loads((root / "digits.preprocessing.json").read_text(encoding="utf-8"))
+    assert described["model"] == output.name and described["format"] == fmt
+    assert described["inputs"]["shape"] == [None, 1, 8, 8] and described["inputs"]["layout"] == "CHW"
+    assert described["outputs"].startswith("logits, one per class")
+    assert described["checked"]["max_abs_difference"] <= 1e-5
+
+    best = read_best(run_dir)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
+    model.load_state_dict(torch.load(Path(best["checkpoint"], "state.pt"), weights_only=True)["model"])
+    x = digits_inputs()
+    with torch.no_grad():
+        expected = model.eval()(torch.from_numpy(x)).numpy()
+    if fmt == "torchscript":
+        got = torch.jit.load(str(output))(torch.from_numpy(x)).detach().numpy()
+    else:
+        import onnxruntime
+
+        got = onnxruntime.InferenceSession(str(output)).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+    assert (run_dir / "export.py").is_file()
+
+
+def test_export_refuses_a_format_of_the_other_framework_and_a_directory_in_the_way(trained, capsys):
+    root, run_dir = trained
+    code = main(["export", str(run_dir), "--format", "saved_model", "-o", str(root / "m"), "--root", str(root)])
+    assert code == 2 and "the run trained a torch model; export it as torchscript or onnx" in capsys.readouterr().err
+    (root / "taken.onnx").mkdir()
+    code = main(["export", str(run_dir), "--format", "onnx", "-o", str(root / "taken.onnx"), "--root", str(root)])
+    assert code == 2 and "taken.onnx: not a regular file; not replaced" in capsys.readouterr().err

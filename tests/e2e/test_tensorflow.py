@@ -215,6 +215,35 @@ def test_specc_evaluate_measures_the_best_checkpoint_on_the_validation_split(dig
     assert evaluation["metrics"]["loss"] == pytest.approx(best["metrics"]["val_loss"], rel=0.02)
 
 
+def test_specc_export_writes_a_saved_model_that_loads_without_specc_and_agrees(digits, capfd):
+    """specc export (issue 20): the SavedModel, loaded here by tf.saved_model alone, gives the outputs of the
+    checkpoint's model.keras (loaded here by Keras) on every digit."""
+    import numpy as np
+    import tensorflow as tf
+    from sklearn.datasets import load_digits
+
+    run_dir, _ = digits
+    root = run_dir.parents[1]
+    output = root / "digits_saved_model"
+    argv = ["export", str(run_dir), "--format", "saved_model", "-o", str(output), "--root", str(root)]
+    assert main(argv) == 0
+    out, err = capfd.readouterr()
+    assert "exported as saved_model, loaded back without specc" in out, out + err
+    described = json.loads((root / "digits_saved_model.preprocessing.json").read_text(encoding="utf-8"))
+    assert described["inputs"]["shape"] == [None, 8, 8, 1] and described["inputs"]["layout"] == "HWC"
+    assert described["preprocessing"] == {
+        "kind": "digits",
+        "prepared": "scikit-learn's digits: pixels / 16, as 8x8 images with one channel",
+    }
+
+    x = (load_digits(return_X_y=True)[0] / 16.0).astype("float32").reshape(-1, 8, 8, 1)
+    model = keras().models.load_model(Path(read_best(run_dir)["checkpoint"], "model.keras"), compile=False)
+    serve = tf.saved_model.load(str(output)).signatures["serving_default"]
+    got = next(iter(serve(tf.constant(x)).values())).numpy()
+    np.testing.assert_allclose(got, model(x, training=False).numpy(), atol=1e-5)
+    assert main(argv) == 2 and "exists: a SavedModel is a new directory" in capfd.readouterr().err
+
+
 def test_digits_checkpoint_holds_model_and_optimizer_state(digits):
     run_dir, _ = digits
     best = read_best(run_dir)
