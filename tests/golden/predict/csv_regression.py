@@ -56,11 +56,56 @@ def read_preprocessing(directory):
         raise PredictProblem(
             f"{path}: missing, or not a preprocessing.json: the checkpoint does not say how its examples were prepared"
         )
-    with open(path, encoding="utf-8") as handle:
-        fitted = json.load(handle)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            fitted = json.load(handle)
+    except ValueError as error:
+        raise PredictProblem(f"{path} is not JSON: {error}") from None
     if not isinstance(fitted, dict) or fitted.get("kind") != "table":
         raise PredictProblem(f"{path} does not describe a table, as this run's data set is")
+    wrong = [key for key, valid in SHAPES.items() if not valid(fitted.get(key))]
+    if not wrong:  # and what model_inputs looks up: each categorical column's categories, the numbers' fill values
+        wrong = [f"categories[{name!r}]" for name in fitted["categorical"] if name not in fitted["categories"]]
+        wrong += [
+            f"fill[{name!r}]"
+            for name in fitted["features"]
+            if name in fitted["fill"] and not number(fitted["fill"][name])
+        ]
+    if wrong:
+        raise PredictProblem(
+            f"{path}: {', '.join(wrong)} not as specc writes {'it' if len(wrong) == 1 else 'them'} (docs/data.md)"
+        )
     return fitted
+
+
+def names(value):
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def number(value):
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def count(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+# What read_preprocessing checks of a preprocessing.json (a run directory may come from anywhere)
+SHAPES = {
+    "input_shape": lambda value: isinstance(value, list) and value and all(count(item) for item in value),
+    "num_outputs": count,
+    "features": names,
+    "categorical": names,
+    "label": lambda value: isinstance(value, str),
+    "fill": lambda value: isinstance(value, dict),
+    "categories": lambda value: isinstance(value, dict) and all(isinstance(item, list) for item in value.values()),
+    "standardize": lambda value: (
+        isinstance(value, dict)
+        and all(
+            isinstance(pair, list) and len(pair) == 2 and all(number(item) for item in pair) for pair in value.values()
+        )
+    ),
+}
 
 
 def read_weights(directory):

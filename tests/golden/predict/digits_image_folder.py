@@ -72,11 +72,41 @@ def read_preprocessing(directory):
         raise PredictProblem(
             f"{path}: missing, or not a preprocessing.json: the checkpoint does not say how its examples were prepared"
         )
-    with open(path, encoding="utf-8") as handle:
-        fitted = json.load(handle)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            fitted = json.load(handle)
+    except ValueError as error:
+        raise PredictProblem(f"{path} is not JSON: {error}") from None
     if not isinstance(fitted, dict) or fitted.get("kind") != "images":
         raise PredictProblem(f"{path} does not describe images, as this run's data set is")
+    wrong = [key for key, valid in SHAPES.items() if not valid(fitted.get(key))]
+    if wrong:
+        raise PredictProblem(
+            f"{path}: {', '.join(wrong)} not as specc writes {'it' if len(wrong) == 1 else 'them'} (docs/data.md)"
+        )
     return fitted
+
+
+def names(value):
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def number(value):
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def count(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+# What read_preprocessing checks of a preprocessing.json (a run directory may come from anywhere)
+SHAPES = {
+    "input_shape": lambda value: isinstance(value, list) and value and all(count(item) for item in value),
+    "num_outputs": count,
+    "classes": names,
+    "image_size": lambda value: isinstance(value, list) and len(value) == 2 and all(count(item) for item in value),
+    "channels": lambda value: value in (1, 3),
+}
 
 
 def read_weights(directory):

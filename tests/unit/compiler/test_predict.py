@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -184,4 +185,26 @@ def test_a_checkpoint_without_its_preprocessing_is_refused(customers, tmp_path):
         customers.read_preprocessing(str(tmp_path))
     (tmp_path / "preprocessing.json").write_text('{"kind": "images"}', encoding="utf-8")
     with pytest.raises(customers.PredictProblem, match="does not describe a table"):
+        customers.read_preprocessing(str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"features": "age"}, "features"),
+        ({"standardize": {"age": [40.0]}}, "standardize"),
+        ({"num_outputs": True}, "num_outputs"),
+        ({"categories": {"plan": ["basic"]}}, "categories['region']"),
+        ({"fill": {"age": "forty"}}, "fill['age']"),
+    ],
+)
+def test_a_tampered_preprocessing_json_is_refused_naming_what_is_wrong(customers, tmp_path, change, named):
+    """A run directory may come from anywhere: what model_inputs would trip over is a problem before any actor."""
+    import json
+
+    (tmp_path / "preprocessing.json").write_text(json.dumps({**FITTED, **change}), encoding="utf-8")
+    with pytest.raises(customers.PredictProblem, match=re.escape(f": {named} not as specc writes it")):
+        customers.read_preprocessing(str(tmp_path))
+    (tmp_path / "preprocessing.json").write_text("{", encoding="utf-8")
+    with pytest.raises(customers.PredictProblem, match="is not JSON"):
         customers.read_preprocessing(str(tmp_path))
