@@ -1,7 +1,8 @@
 """`specc predict RUN_DIR INPUT -o OUTPUT` on a real search (issue 20): the best trial's checkpoint over a csv's rows
 in Ray Data's actors gives the model's own probabilities for them, prepared as the trial's preprocessing.json says,
 in the input's order beside the rows' ids; the predict.py it writes runs on its own; what a run directory or the
-command line gets wrong is a clear problem that writes nothing.
+command line gets wrong is a clear problem that writes nothing. `specc export` of the same trial: its ONNX model and
+the preprocessing JSON beside it give the same probabilities without specc.
 
 (tests/e2e/test_streaming_data.py predicts with a torch run on a csv with categories and two image-folder runs,
 tests/e2e/test_tensorflow.py with a Keras regression run; tests/unit/compiler/test_predict.py checks the script.)"""
@@ -60,13 +61,8 @@ def new_rows(root: Path) -> Path:
     return path
 
 
-def model_probabilities(checkpoint: Path, rows, hidden: int):
-    """The checkpoint's MLP, built here as nn.Sequential, on the rows prepared as preprocessing.json says
-    (docs/data.md): filled, standardised, one-hot; the softmax of its logits."""
-    import torch
-    from torch import nn
-
-    state = json.loads((checkpoint / "preprocessing.json").read_text(encoding="utf-8"))
+def prepared(rows, state):
+    """The rows as the model's inputs, as a preprocessing.json says (docs/data.md): filled, standardised, one-hot."""
     columns = []
     for name in state["features"]:
         values = rows[name].astype("float64").fillna(state["fill"][name])
@@ -75,7 +71,17 @@ def model_probabilities(checkpoint: Path, rows, hidden: int):
     for name in state["categorical"]:
         values = rows[name].fillna(state["fill"][name]).to_numpy()
         columns.append(np.stack([values == category for category in state["categories"][name]], axis=1))
-    x = torch.from_numpy(np.concatenate(columns, axis=1).astype(np.float32))
+    return np.concatenate(columns, axis=1).astype(np.float32)
+
+
+def model_probabilities(checkpoint: Path, rows, hidden: int):
+    """The checkpoint's MLP, built here as nn.Sequential, on the rows prepared as its preprocessing.json says; the
+    softmax of its logits."""
+    import torch
+    from torch import nn
+
+    state = json.loads((checkpoint / "preprocessing.json").read_text(encoding="utf-8"))
+    x = torch.from_numpy(prepared(rows, state))
     model = nn.Sequential(nn.Flatten(), nn.Linear(x.shape[1], hidden), nn.ReLU(), nn.Linear(hidden, 2))
     model.load_state_dict(torch.load(checkpoint / "state.pt", weights_only=True)["model"])
     with torch.no_grad():
@@ -149,3 +155,25 @@ def test_what_cannot_be_predicted_is_a_clear_problem_and_writes_nothing(searched
     err = capsys.readouterr().err
     assert "has no column '\\x1b[31mred'" in err and "\x1b" not in err, err
     assert not output.exists()
+
+
+def test_the_best_trial_exports_to_onnx_with_the_preprocessing_beside_it(searched, capsys):
+    """specc export (issue 20) of a search on a csv streamed through Ray Data: the ONNX model, run by onnxruntime on
+    new rows prepared as the JSON beside it says, gives the best trial's probabilities."""
+    import onnxruntime
+    import pandas as pd
+
+    root, run_dir = searched
+    output = root / "churn.onnx"
+    code = main(["export", str(run_dir), "--format", "onnx", "-o", str(output), "--root", str(root)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    best = read_best(run_dir)
+    assert f"(trial {best['trial_id']}): exported as onnx" in out
+    described = json.loads((root / "churn.preprocessing.json").read_text(encoding="utf-8"))
+    assert described["run"]["trial_id"] == best["trial_id"] and described["preprocessing"]["kind"] == "table"
+    rows = pd.read_csv(new_rows(root))
+    logits = onnxruntime.InferenceSession(str(output)).run(None, {"x": prepared(rows, described["preprocessing"])})[0]
+    probabilities = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    hidden = best["config"]["model.hidden_sizes"][0]
+    np.testing.assert_allclose(probabilities, model_probabilities(Path(best["checkpoint"]), rows, hidden), atol=1e-5)
