@@ -595,17 +595,23 @@ def cmd_export(args) -> int:
 def cmd_predict(args) -> int:
     from specc import api
 
-    done = api.predict(
-        args.run_dir,
-        args.input,
-        args.output,
-        args.id_column,
-        args.root,
-        args.spec_dir,
-        args.address,
-        args.actors,
-        progress=_rows_progress(),
-    )
+    progress = _rows_progress()
+    try:
+        done = api.predict(
+            args.run_dir,
+            args.input,
+            args.output,
+            args.id_column,
+            args.root,
+            args.spec_dir,
+            args.address,
+            args.actors,
+            progress=progress,
+        )
+    finally:
+        if progress is not None:  # the progress line gives way to what follows
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
     best = done.best
     trial = f" (trial {best.trial_id})" if best.trial_id else ""
     rate = done.rows / done.seconds if done.seconds else 0.0
