@@ -58,7 +58,7 @@ def evaluate_run(
     from specc.compiler.after import compile_after
 
     chosen = []
-    trained = trained_run(run_dir, spec_dir, root, lambda data, file: chosen.append(_choose_split(data, split, file)))
+    trained = trained_run(run_dir, spec_dir, root, lambda data, file: chosen.append(choose_split(data, split, file)))
     best, split = trained.best, chosen[0]
     run = best.run
     script = os.path.join(run.run_dir, SCRIPT)
@@ -93,7 +93,7 @@ def _writable(run_dir: str, target: str) -> None:
         raise UsageError(f"{printable(target)}: the run directory is not writable; give the JSON file with -o FILE")
 
 
-def _choose_split(data: dict, split: str | None, file: str) -> str:
+def choose_split(data: dict, split: str | None, file: str) -> str:
     """Sets the dataset's validation to `split` (in place) and returns the split evaluated."""
     dataset = data["dataset"]
     has_test = dataset.get("type") in TEST_SPLIT_TYPES

@@ -65,7 +65,11 @@ def export_run(
     described = preprocessing_path(output)
     _writable_target(output, directory=fmt == "saved_model")
     _writable_target(described, directory=False)
-    trained = trained_run(run_dir, spec_dir, root)
+    from specc.results.evaluate import choose_split
+
+    # the inputs the export is checked on: a batch of the split specc evaluate measures by default (the data set's
+    # test split when it has one: a run that held out no validation split still has those)
+    trained = trained_run(run_dir, spec_dir, root, lambda data, file: choose_split(data, None, file))
     best, experiment = trained.best, trained.experiment
     if FORMATS[fmt] != experiment.framework:
         raise UsageError(_wrong_framework(fmt, experiment.framework))
