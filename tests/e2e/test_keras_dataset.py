@@ -130,6 +130,13 @@ def test_validation_from_none_trains_and_reports_no_val_metrics(tmp_path, spec_f
         predicted = model.eval()(torch.from_numpy(x_test.reshape(-1, 1, 28, 28))).argmax(1).numpy()
     assert evaluation["metrics"]["accuracy"] == pytest.approx(float((predicted == y_test).mean()), abs=1e-6)
 
+    # specc export (issue 20) checks its export on the test split too: the run held out nothing else
+    fmt, output = ("saved_model", tmp_path / "cnn") if framework == "tensorflow" else ("onnx", tmp_path / "cnn.onnx")
+    assert main(["export", str(run_dir), "--format", fmt, "-o", str(output), "--root", str(tmp_path)]) == 0
+    described = json.loads((tmp_path / "cnn.preprocessing.json").read_text(encoding="utf-8"))
+    assert described["preprocessing"] == {"kind": "keras_dataset", "prepared": "Keras' mnist: pixels / 255"}
+    assert described["checked"]["max_abs_difference"] <= 1e-5 and output.exists()
+
 
 def test_a_search_without_validation_optimises_a_training_metric(tmp_path, spec_file, local_ray):
     """Two Tune trials (one process each) with validation_from: none: the search's table, best.json and best.yaml
