@@ -43,6 +43,15 @@ def _root(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _spec_dir(parser: argparse.ArgumentParser) -> None:
+    """The after-training commands' (evaluate, predict, export) way to name a run's spec directory."""
+    parser.add_argument(
+        "--spec-dir",
+        metavar="DIR",
+        help="the directory of the spec the run was compiled from (default: the one best.json records)",
+    )
+
+
 def _templates(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--templates", metavar="DIR", help="your templates, searched before the built-in ones")
 
@@ -194,11 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "-o", "--output", metavar="FILE", help="the JSON file to write (default: RUN_DIR/evaluation.json)"
     )
-    evaluate.add_argument(
-        "--spec-dir",
-        metavar="DIR",
-        help="the directory of the spec the run was compiled from (default: the one best.json records)",
-    )
+    _spec_dir(evaluate)
     evaluate.add_argument("--address", metavar="ADDR", help="a Ray cluster for data read by Ray Data (default: local)")
     _root(evaluate)
 
@@ -221,11 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument(
         "--actors", metavar="N", type=int, help="copies of the model, one per Ray actor (default: half the CPUs)"
     )
-    predict.add_argument(
-        "--spec-dir",
-        metavar="DIR",
-        help="the directory of the spec the run was compiled from (default: the one best.json records)",
-    )
+    _spec_dir(predict)
     predict.add_argument("--address", metavar="ADDR", help="a Ray cluster to predict on (default: start a local Ray)")
     _root(predict)
 
@@ -247,11 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="the model file to write (a SavedModel: a new directory); its preprocessing JSON goes beside it",
     )
-    export.add_argument(
-        "--spec-dir",
-        metavar="DIR",
-        help="the directory of the spec the run was compiled from (default: the one best.json records)",
-    )
+    _spec_dir(export)
     export.add_argument("--address", metavar="ADDR", help="a Ray cluster for data read by Ray Data (default: local)")
     _root(export)
 

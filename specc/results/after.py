@@ -174,7 +174,7 @@ def run_script(source: str, script: str, framework: str, call: Callable[[types.M
             return call(module)
     except SystemExit as stop:
         if isinstance(stop.code, str):
-            raise UsageError(stop.code) from None
+            raise UsageError(printable(stop.code)) from None  # it may quote the run's files
         raise
     finally:
         ray = sys.modules.get("ray")

@@ -55,7 +55,7 @@ def read_preprocessing(directory):
     """The checkpoint's preprocessing.json: how training prepared its examples (docs/data.md), what it fitted on the
     training split (fill values, categories, statistics) and the model's input shape and outputs."""
     path = os.path.join(directory, "preprocessing.json")
-    if not os.path.isfile(path) or os.path.getsize(path) > PREPROCESSING_BYTES:
+    if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) > PREPROCESSING_BYTES:
         raise PredictProblem(
             f"{path}: missing, or not a preprocessing.json: the checkpoint does not say how its examples were prepared"
         )
@@ -115,8 +115,8 @@ def read_weights(directory):
     """The checkpoint's state.pt, read here: its bytes travel to the actors through Ray's object store, on
     whichever node they run."""
     path = os.path.join(directory, "state.pt")
-    if not os.path.isfile(path):
-        raise PredictProblem(f"{path} is missing: the checkpoint holds no model to predict with")
+    if os.path.islink(path) or not os.path.isfile(path):
+        raise PredictProblem(f"{path} is missing (or a link): the checkpoint holds no model to predict with")
     with open(path, "rb") as handle:
         return handle.read()
 

@@ -68,7 +68,7 @@ def read_preprocessing(directory):
     """The checkpoint's preprocessing.json: how training prepared its examples (docs/data.md), what it fitted on the
     training split (the classes, the images' size and channels) and the model's input shape and outputs."""
     path = os.path.join(directory, "preprocessing.json")
-    if not os.path.isfile(path) or os.path.getsize(path) > PREPROCESSING_BYTES:
+    if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) > PREPROCESSING_BYTES:
         raise PredictProblem(
             f"{path}: missing, or not a preprocessing.json: the checkpoint does not say how its examples were prepared"
         )
@@ -113,8 +113,8 @@ def read_weights(directory):
     """The checkpoint's state.pt, read here: its bytes travel to the actors through Ray's object store, on
     whichever node they run."""
     path = os.path.join(directory, "state.pt")
-    if not os.path.isfile(path):
-        raise PredictProblem(f"{path} is missing: the checkpoint holds no model to predict with")
+    if os.path.islink(path) or not os.path.isfile(path):
+        raise PredictProblem(f"{path} is missing (or a link): the checkpoint holds no model to predict with")
     with open(path, "rb") as handle:
         return handle.read()
 
@@ -129,9 +129,9 @@ def load_model(config, weights, fitted):
 
 def image_paths(root):
     """Every JPEG/PNG image below `root` (hidden files and directories left out), sorted; or `root` itself when it
-    is an image. Each with its name relative to `root` (the id of its predictions)."""
+    is an image."""
     if os.path.isfile(root):
-        return [os.path.abspath(root)], [os.path.basename(root)]
+        return [os.path.abspath(root)]
     if not os.path.isdir(root):
         raise PredictProblem(f"{root}: no such file or directory")
     found = []
@@ -144,14 +144,13 @@ def image_paths(root):
         ]
     if not found:
         raise PredictProblem(f"{root} holds no PNG or JPEG images")
-    found.sort()
-    return [os.path.abspath(path) for path in found], [os.path.relpath(path, root) for path in found]
+    return sorted(os.path.abspath(path) for path in found)
 
 
 def read_input(path, fitted):
     """The images as Ray Data reads them for training: resized to image_size (bilinear) and converted to
     preprocessing.json's channels (L or RGB); each with its path."""
-    paths, _ = image_paths(path)
+    paths = image_paths(path)
     mode = "L" if fitted["channels"] == 1 else "RGB"
     return ray.data.read_images(paths, size=tuple(fitted["image_size"]), mode=mode, include_paths=True), "path"
 

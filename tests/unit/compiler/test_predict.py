@@ -211,3 +211,21 @@ def test_a_tampered_preprocessing_json_is_refused_naming_what_is_wrong(customers
     (tmp_path / "preprocessing.json").write_text("{", encoding="utf-8")
     with pytest.raises(customers.PredictProblem, match="is not JSON"):
         customers.read_preprocessing(str(tmp_path))
+
+
+def test_a_checkpoints_files_that_are_links_are_not_followed(customers, tmp_path):
+    """A checkpoint's preprocessing.json or state.pt linked elsewhere (a file of the user's) is not read."""
+    import json
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "fitted.json").write_text(json.dumps(FITTED), encoding="utf-8")
+    (elsewhere / "weights").write_bytes(b"not yours")
+    checkpoint = tmp_path / "checkpoint"
+    checkpoint.mkdir()
+    (checkpoint / "preprocessing.json").symlink_to(elsewhere / "fitted.json")
+    (checkpoint / "state.pt").symlink_to(elsewhere / "weights")
+    with pytest.raises(customers.PredictProblem, match=r"missing, or not a preprocessing\.json"):
+        customers.read_preprocessing(str(checkpoint))
+    with pytest.raises(customers.PredictProblem, match=r"state\.pt is missing \(or a link\)"):
+        customers.read_weights(str(checkpoint))
