@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -186,26 +187,61 @@ def run_script(source: str, script: str, framework: str, call: Callable[[types.M
 # ("E0000 00:00:1795641761.040799  32373 cuda_platform.cc:52] failed call to cuInit"), Ray's core worker's
 # ("[2026-11-26 01:01:46,004 E 11761 11761] core_worker.cc:2465: Actor with class name: ...")
 NATIVE_LOG = re.compile(rb"^(?:[IWEF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] |\[[\d-]+ [\d:,]+ [IWEF] \d+ \d+\] [\w.]+:\d+: )")
+# Of those, what Ray's core worker says before it ends this process (the raylet or GCS gone, a fatal check) is
+# passed on at once: after it nothing else is.
+RAY_LAST_WORDS = re.compile(rb"^\[[\d-]+ [\d:,]+ F |will exit|Exiting because|is dead|may have been killed|Quick exit")
+
+
+def _kept_aside(line: bytes) -> bool:
+    return bool(NATIVE_LOG.match(line)) and not RAY_LAST_WORDS.search(line)
 
 
 @contextlib.contextmanager
 def _native_logs_set_aside():
     """Standard error set aside while the script runs: TensorFlow's C++ start-up lines (no GPU here, CPU features)
-    are not the user's to act on. Everything else it held is written back after; all of it when the script fails."""
+    and Ray's core-worker notices are not the user's to act on. Every other line is passed on as it is written
+    (also Ray's last words should it end this process); the lines set aside are written back when the script
+    fails."""
     sys.stderr.flush()
     saved = os.dup(2)
-    failed = True
+    failed, held = True, []
     with tempfile.TemporaryFile() as aside:
         os.dup2(aside.fileno(), 2)
+        done = threading.Event()
+        relay = threading.Thread(target=_relay, args=(aside.fileno(), saved, held, done), daemon=True)
+        relay.start()
         try:
             yield
             failed = False
         finally:
             sys.stderr.flush()
             os.dup2(saved, 2)
+            done.set()
+            relay.join()
             os.close(saved)
-            aside.seek(0)
-            kept = [line for line in aside.read().splitlines(True) if failed or not NATIVE_LOG.match(line)]
-            if kept:
-                sys.stderr.write(b"".join(kept).decode(errors="replace"))
+            if failed and held:
+                sys.stderr.write(b"".join(held).decode(errors="replace"))
                 sys.stderr.flush()
+
+
+def _relay(fd: int, to: int, held: list, done: threading.Event, every: float = 0.05):
+    """Follows the file at `fd` from its start: each whole line written to it is copied to `to` at once, or held
+    if a native log line (`_kept_aside`); a last partial line when `done`."""
+    offset, pending = 0, b""
+    while True:
+        finished = done.is_set()  # read once more after it is set: what was written before is all there
+        while chunk := os.pread(fd, 1 << 16, offset):
+            offset += len(chunk)
+            pending += chunk
+        *lines, pending = pending.split(b"\n")
+        if finished and pending:
+            lines, pending = [*lines, pending], b""
+        for line in lines:
+            line += b"\n"
+            if _kept_aside(line):
+                held.append(line)
+            else:
+                os.write(to, line)
+        if finished:
+            return
+        done.wait(every)

@@ -1,0 +1,62 @@
+"""run_script (specc/results/after.py): the console of an after-training script run in this process. Native
+libraries' own log lines (TensorFlow's C++, Ray's core worker) are set aside; everything else is passed on while
+the script still runs; what Ray says before it ends the process is never set aside; a failing script shows all."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from specc.results.after import run_script
+
+TENSORFLOW = "E0000 00:00:1795641761.040799   32373 cuda_platform.cc:52] failed call to cuInit"
+RAY_NOTICE = "[2026-11-26 01:01:46,004 E 11761 11761] core_worker.cc:2465: Actor with class name: 'MapWorker'"
+RAY_LAST = (
+    "[2026-11-26 01:01:47,004 E 11761 11790] core_worker.cc:900: The core worker has already been shutdown. "
+    "The process will exit"
+)
+SCRIPT = f"""
+import os
+
+def say(*lines):
+    for line in lines:
+        os.write(2, (line + "\\n").encode())
+
+say({TENSORFLOW!r}, "a warning of the script's own", {RAY_NOTICE!r}, {RAY_LAST!r})
+"""
+
+
+def shown(capfd, seconds=5.0) -> str:
+    """What reached standard error so far, once something has (the relay copies lines as they are written)."""
+    deadline, seen = time.monotonic() + seconds, ""
+    while not seen and time.monotonic() < deadline:
+        seen = capfd.readouterr().err
+        time.sleep(0.02)
+    return seen
+
+
+def test_native_log_lines_are_set_aside_and_the_rest_is_shown_while_the_script_runs(capfd):
+    seen_during = run_script(SCRIPT, "/nowhere/evaluate.py", "torch", lambda module: shown(capfd))
+    seen_after = capfd.readouterr().err
+    assert "a warning of the script's own" in seen_during  # shown before the script ended, not at its end
+    assert RAY_LAST in seen_during + seen_after  # Ray's last words before it ends the process
+    assert TENSORFLOW not in seen_during + seen_after and RAY_NOTICE not in seen_during + seen_after
+    os.write(2, b"after\n")
+    assert capfd.readouterr().err == "after\n"  # standard error is this process's own again
+
+
+def test_a_failing_script_shows_what_was_set_aside(capfd):
+    def fail(module):
+        raise RuntimeError("the script failed")
+
+    with pytest.raises(RuntimeError):
+        run_script(SCRIPT, "/nowhere/evaluate.py", "torch", fail)
+    err = capfd.readouterr().err
+    assert TENSORFLOW in err and RAY_NOTICE in err and "a warning of the script's own" in err
+
+
+def test_a_last_line_without_a_newline_is_not_lost(capfd):
+    run_script("import os\nos.write(2, b'no newline')\n", "/nowhere/predict.py", "torch", lambda module: None)
+    assert capfd.readouterr().err.rstrip("\n") == "no newline"
