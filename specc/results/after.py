@@ -170,7 +170,7 @@ def run_script(source: str, script: str, framework: str, call: Callable[[types.M
     linecache.cache[script] = (len(source), None, source.splitlines(True), script)  # tracebacks show its lines
     ray_was_up = "ray" in sys.modules and sys.modules["ray"].is_initialized()
     try:
-        with _native_logs_set_aside():
+        with _native_logs_set_aside(), _ray_data_settings_kept():
             exec(compile(source, script, "exec"), module.__dict__)
             return call(module)
     except SystemExit as stop:
@@ -181,6 +181,32 @@ def run_script(source: str, script: str, framework: str, call: Callable[[types.M
         ray = sys.modules.get("ray")
         if ray is not None and not ray_was_up and ray.is_initialized():
             ray.shutdown()
+
+
+@contextlib.contextmanager
+def _ray_data_settings_kept():
+    """This process's Ray Data settings, log level and warning filters as they were before the script: it quiets Ray
+    Data and keeps rows in order for itself, not for what the process runs next (a training run after
+    `specc.predict` in one Python session streams unordered, with Ray Data's progress)."""
+    import copy
+    import logging
+    import warnings
+
+    data, saved = sys.modules.get("ray.data"), None
+    if data is not None:
+        with warnings.catch_warnings():  # the copy reads Ray Data's deprecated settings too
+            warnings.simplefilter("ignore", DeprecationWarning)
+            saved = copy.deepcopy(data.DataContext.get_current())
+    logger = logging.getLogger("ray.data")
+    level = logger.level
+    try:
+        with warnings.catch_warnings():
+            yield
+    finally:
+        logger.setLevel(level)
+        data = sys.modules.get("ray.data")
+        if data is not None:
+            data.DataContext._set_current(saved)  # None: a fresh default when next asked for
 
 
 # A line of a native library's own log, written straight to file descriptor 2: TensorFlow's C++ and absl's

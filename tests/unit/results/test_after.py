@@ -60,3 +60,27 @@ def test_a_failing_script_shows_what_was_set_aside(capfd):
 def test_a_last_line_without_a_newline_is_not_lost(capfd):
     run_script("import os\nos.write(2, b'no newline')\n", "/nowhere/predict.py", "torch", lambda module: None)
     assert capfd.readouterr().err.rstrip("\n") == "no newline"
+
+
+def test_ray_datas_settings_are_the_processs_own_again_after_the_script():
+    """predict.py quiets Ray Data and keeps its rows in order for itself; a training run the same Python session
+    starts next must stream with the process's own settings."""
+    import logging
+
+    import ray.data
+
+    before = ray.data.DataContext.get_current()
+    order, bars, level = (
+        before.execution_options.preserve_order,
+        before.enable_progress_bars,
+        logging.getLogger("ray.data").level,
+    )
+    script = "import logging, ray.data\ncontext = ray.data.DataContext.get_current()\n"
+    script += "context.execution_options.preserve_order = not context.execution_options.preserve_order\n"
+    script += "context.enable_progress_bars = not context.enable_progress_bars\n"
+    script += "logging.getLogger('ray.data').setLevel(logging.CRITICAL)\n"
+    changed = run_script(script, "/nowhere/predict.py", "torch", lambda module: module.context)
+    assert changed.execution_options.preserve_order != order  # the script did change them, for itself
+    after = ray.data.DataContext.get_current()
+    assert (after.execution_options.preserve_order, after.enable_progress_bars) == (order, bars)
+    assert logging.getLogger("ray.data").level == level
