@@ -215,11 +215,13 @@ def _ray_data_settings_kept():
 NATIVE_LOG = re.compile(rb"^(?:[IWEF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] |\[[\d-]+ [\d:,]+ [IWEF] \d+ \d+\] [\w.]+:\d+: )")
 # Of those, what Ray's core worker says before it ends this process (the raylet or GCS gone, a fatal check) is
 # passed on at once: after it nothing else is.
-RAY_LAST_WORDS = re.compile(rb"^\[[\d-]+ [\d:,]+ F |will exit|Exiting because|is dead|may have been killed|Quick exit")
+RAY_LAST_WORDS = re.compile(
+    rb"^\[[\d-]+ [\d:,]+ (?:F |E .*(?:will exit|Exiting because|is dead|may have been killed|Quick exit))"
+)
 
 
 def _kept_aside(line: bytes) -> bool:
-    return bool(NATIVE_LOG.match(line)) and not RAY_LAST_WORDS.search(line)
+    return bool(NATIVE_LOG.match(line)) and not RAY_LAST_WORDS.match(line)
 
 
 @contextlib.contextmanager

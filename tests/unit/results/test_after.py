@@ -17,6 +17,8 @@ RAY_LAST = (
     "[2026-11-26 01:01:47,004 E 11761 11790] core_worker.cc:900: The core worker has already been shutdown. "
     "The process will exit"
 )
+RAY_FATAL = "[2026-11-26 01:01:47,104 F 11761 11790] reference_counter.cc:80:  Check failed: it != end()"
+RAY_INFO = "[2026-11-26 01:01:47,204 I 11761 11790] gcs_client.cc:90: the node 0a1b is dead"  # a record, kept aside
 SCRIPT = f"""
 import os
 
@@ -24,7 +26,7 @@ def say(*lines):
     for line in lines:
         os.write(2, (line + "\\n").encode())
 
-say({TENSORFLOW!r}, "a warning of the script's own", {RAY_NOTICE!r}, {RAY_LAST!r})
+say({TENSORFLOW!r}, "a warning of the script's own", {RAY_NOTICE!r}, {RAY_INFO!r}, {RAY_LAST!r}, {RAY_FATAL!r})
 """
 
 
@@ -41,8 +43,9 @@ def test_native_log_lines_are_set_aside_and_the_rest_is_shown_while_the_script_r
     seen_during = run_script(SCRIPT, "/nowhere/evaluate.py", "torch", lambda module: shown(capfd))
     seen_after = capfd.readouterr().err
     assert "a warning of the script's own" in seen_during  # shown before the script ended, not at its end
-    assert RAY_LAST in seen_during + seen_after  # Ray's last words before it ends the process
-    assert TENSORFLOW not in seen_during + seen_after and RAY_NOTICE not in seen_during + seen_after
+    shown_all = seen_during + seen_after
+    assert RAY_LAST in shown_all and RAY_FATAL in shown_all  # Ray's last words before it ends the process
+    assert not [line for line in (TENSORFLOW, RAY_NOTICE, RAY_INFO) if line in shown_all], shown_all
     os.write(2, b"after\n")
     assert capfd.readouterr().err == "after\n"  # standard error is this process's own again
 
