@@ -116,3 +116,31 @@ def test_every_example_compiles_to_a_clean_export_script(tmp_path):
     assert checked.returncode == 0, checked.stdout[-4000:]
     formatted = ruff("format", "--check", *written)
     assert formatted.returncode == 0, formatted.stdout[-4000:]
+
+
+def test_evaluate_py_run_alone_reads_no_preprocessing_json_but_the_checkpoints_own(tmp_path):
+    """evaluate.py run on its own (without specc's checks of the run directory): a checkpoint's preprocessing.json
+    that is a link (to a user's file, say), too large or not JSON is refused with a message, never read or shown."""
+    import types
+
+    source = compile_after(api.load(ROOT / "specs" / "customers_csv.yaml"), str(tmp_path / "evaluate.py"), RECORDED)
+    module = types.ModuleType("evaluate_alone")
+    module.__file__ = str(tmp_path / "evaluate.py")
+    exec(compile(source, str(tmp_path / "evaluate.py"), "exec"), module.__dict__)
+    checkpoint = tmp_path / "checkpoint_000001"
+    checkpoint.mkdir()
+    secret = tmp_path / "id_rsa"
+    secret.write_text('{"kind": "table", "key": "secret"}', encoding="utf-8")
+    (checkpoint / "preprocessing.json").symlink_to(secret)
+    with pytest.raises(SystemExit, match=r"not a preprocessing\.json") as refused:
+        module.read_fitted(str(checkpoint))
+    assert "secret" not in str(refused.value)
+    (checkpoint / "preprocessing.json").unlink()
+    (checkpoint / "preprocessing.json").write_bytes(b" " * (1 << 20) + b"{}")
+    with pytest.raises(SystemExit, match=r"not a preprocessing\.json"):
+        module.read_fitted(str(checkpoint))
+    (checkpoint / "preprocessing.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(SystemExit, match="is not JSON"):
+        module.read_fitted(str(checkpoint))
+    (checkpoint / "preprocessing.json").write_text('{"kind": "table"}', encoding="utf-8")
+    assert module.read_fitted(str(checkpoint)) == (str(checkpoint / "preprocessing.json"), {"kind": "table"})
