@@ -166,7 +166,9 @@ def test_billion_laughs_is_refused_quickly():
     report = check_file(CORPUS / "billion_laughs.yaml")
     elapsed = time.perf_counter() - start
     assert [p.code for p in report.problems] == ["E009"]
-    assert elapsed < 1.0, f"took {elapsed:.2f} s"
+    # expanded, the document holds 10**9 values: hours and gigabytes. Refused, it takes milliseconds; the bound
+    # leaves room for a loaded CI machine (1 s failed there once, at 1.08 s, beside a Ray run)
+    assert elapsed < 10.0, f"took {elapsed:.2f} s"
 
 
 # -- inputs that cannot carry a comment ---------------------------------------------------------
