@@ -20,6 +20,7 @@ from specc.spec.errors import UsageError, printable
 
 MODEL_FILES = {"torch": "state.pt", "tensorflow": "model.keras"}
 PREPROCESSING = "preprocessing.json"
+PREPROCESSING_BYTES = 64 << 20  # its categories and statistics; the compiled scripts bound it alike
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,8 @@ def _inside(run_dir: str, recorded: str, written: str | None) -> str:
 def _preprocessing(run_dir: str, directory: str) -> dict:
     warnings: list = []
     root = os.path.realpath(run_dir)
-    value = RunFiles(root, warnings).json(os.path.relpath(os.path.join(directory, PREPROCESSING), root))
+    name = os.path.relpath(os.path.join(directory, PREPROCESSING), root)
+    value = RunFiles(root, warnings).json(name, PREPROCESSING_BYTES)
     if warnings:
         raise UsageError(f"{warnings[0].where()}: {warnings[0].message.removesuffix('; left out')}")
     if value is None:

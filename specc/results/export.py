@@ -15,12 +15,11 @@ import os
 from dataclasses import dataclass, field
 
 from specc.results.after import run_script, trained_run, write_in_run
-from specc.results.best_checkpoint import BestCheckpoint
+from specc.results.best_checkpoint import PREPROCESSING, BestCheckpoint
 from specc.spec.errors import UsageError, printable
 
 SCRIPT = "export.py"
 FORMATS = {"torchscript": "torch", "onnx": "torch", "saved_model": "tensorflow"}
-PREPROCESSING_BYTES = 64 << 20
 # What the model's outputs are, by the spec's loss
 OUTPUTS = {
     "cross_entropy": "logits, one per class (their softmax: the class probabilities)",
@@ -133,21 +132,18 @@ def _described(trained, fmt: str, output: str, checked: dict) -> dict:
         "run": {"name": experiment.name, "checkpoint": os.path.basename(best.directory), "trial_id": best.trial_id},
     }
     if plan.fitted:  # the checkpoint's own record of what training fitted on its data
-        described["preprocessing"] = _checkpoint_preprocessing(best.directory)
+        described["preprocessing"] = _checkpoint_preprocessing(best)
     else:
         described["preprocessing"] = {"kind": experiment.dataset.type, "prepared": _built_in(experiment)}
     return described
 
 
-def _checkpoint_preprocessing(directory: str) -> dict:
-    path = os.path.join(directory, "preprocessing.json")
-    if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) > PREPROCESSING_BYTES:
+def _checkpoint_preprocessing(best: BestCheckpoint) -> dict:
+    """The checkpoint's preprocessing.json, as best_checkpoint read it (bounded, inside the run, JSON)."""
+    if not best.preprocessing:
+        path = os.path.join(best.directory, PREPROCESSING)
         raise UsageError(f"{printable(path)}: missing, or not a preprocessing.json the run wrote")
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except (OSError, ValueError) as error:
-        raise UsageError(f"{printable(path)}: not JSON ({printable(str(error))})") from None
+    return best.preprocessing
 
 
 def _built_in(experiment) -> str:

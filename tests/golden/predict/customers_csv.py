@@ -33,7 +33,6 @@ from torch import nn
 
 CONFIG = {"model": {"type": "mlp", "hidden_sizes": [32], "activation": "relu", "dropout": 0.0, "batch_norm": False}}
 TABLE_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".json": "jsonl"}
-PREPROCESSING_BYTES = 64 << 20  # preprocessing.json: its categories and statistics
 
 
 class PredictProblem(Exception):
@@ -51,19 +50,25 @@ def build_model(cfg, input_shape, num_outputs):
     return nn.Sequential(*layers)
 
 
-def read_preprocessing(directory):
-    """The checkpoint's preprocessing.json: how training prepared its examples (docs/data.md), what it fitted on the
-    training split (fill values, categories, statistics) and the model's input shape and outputs."""
+def read_fitted(directory):
+    """The checkpoint's preprocessing.json (its path, its content): a regular file of at most 64 MiB (its categories
+    and statistics), never a link out of the checkpoint."""
     path = os.path.join(directory, "preprocessing.json")
-    if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) > PREPROCESSING_BYTES:
+    if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) > 64 << 20:
         raise PredictProblem(
             f"{path}: missing, or not a preprocessing.json: the checkpoint does not say how its examples were prepared"
         )
     try:
         with open(path, encoding="utf-8") as handle:
-            fitted = json.load(handle)
+            return path, json.load(handle)
     except ValueError as error:
         raise PredictProblem(f"{path} is not JSON: {error}") from None
+
+
+def read_preprocessing(directory):
+    """The checkpoint's preprocessing.json: how training prepared its examples (docs/data.md), what it fitted on the
+    training split (fill values, categories, statistics) and the model's input shape and outputs."""
+    path, fitted = read_fitted(directory)
     if not isinstance(fitted, dict) or fitted.get("kind") != "table":
         raise PredictProblem(f"{path} does not describe a table, as this run's data set is")
     wrong = [key for key, valid in SHAPES.items() if not valid(fitted.get(key))]

@@ -39,7 +39,6 @@ CONFIG = {
     },
 }
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg")  # read in any letter case
-PREPROCESSING_BYTES = 64 << 20  # preprocessing.json: its categories and statistics
 
 
 class PredictProblem(Exception):
@@ -64,19 +63,25 @@ def build_model(cfg, input_shape, num_outputs):
     return nn.Sequential(features, *head)
 
 
-def read_preprocessing(directory):
-    """The checkpoint's preprocessing.json: how training prepared its examples (docs/data.md), what it fitted on the
-    training split (the classes, the images' size and channels) and the model's input shape and outputs."""
+def read_fitted(directory):
+    """The checkpoint's preprocessing.json (its path, its content): a regular file of at most 64 MiB (its categories
+    and statistics), never a link out of the checkpoint."""
     path = os.path.join(directory, "preprocessing.json")
-    if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) > PREPROCESSING_BYTES:
+    if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) > 64 << 20:
         raise PredictProblem(
             f"{path}: missing, or not a preprocessing.json: the checkpoint does not say how its examples were prepared"
         )
     try:
         with open(path, encoding="utf-8") as handle:
-            fitted = json.load(handle)
+            return path, json.load(handle)
     except ValueError as error:
         raise PredictProblem(f"{path} is not JSON: {error}") from None
+
+
+def read_preprocessing(directory):
+    """The checkpoint's preprocessing.json: how training prepared its examples (docs/data.md), what it fitted on the
+    training split (the classes, the images' size and channels) and the model's input shape and outputs."""
+    path, fitted = read_fitted(directory)
     if not isinstance(fitted, dict) or fitted.get("kind") != "images":
         raise PredictProblem(f"{path} does not describe images, as this run's data set is")
     wrong = [key for key, valid in SHAPES.items() if not valid(fitted.get(key))]

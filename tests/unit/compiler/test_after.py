@@ -5,6 +5,7 @@ uses. tests/e2e/test_evaluate.py (and the e2e modules it names) run it on real c
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 
@@ -136,9 +137,13 @@ def test_evaluate_py_run_alone_reads_no_preprocessing_json_but_the_checkpoints_o
         module.read_fitted(str(checkpoint))
     assert "secret" not in str(refused.value)
     (checkpoint / "preprocessing.json").unlink()
-    (checkpoint / "preprocessing.json").write_bytes(b" " * (1 << 20) + b"{}")
+    with open(checkpoint / "preprocessing.json", "wb") as handle:  # sparse: 64 MiB and a byte, none of it on disk
+        handle.truncate((64 << 20) + 1)
     with pytest.raises(SystemExit, match=r"not a preprocessing\.json"):
         module.read_fitted(str(checkpoint))
+    many = {"kind": "table", "categories": {"city": [f"city {i}" for i in range(200_000)]}}  # 2.6 MB: read
+    (checkpoint / "preprocessing.json").write_text(json.dumps(many), encoding="utf-8")
+    assert module.read_fitted(str(checkpoint))[1] == many
     (checkpoint / "preprocessing.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(SystemExit, match="is not JSON"):
         module.read_fitted(str(checkpoint))

@@ -147,6 +147,21 @@ def test_preprocessing_json_that_is_not_an_object_or_links_out_is_a_problem(tmp_
         best_checkpoint(run_dir)
 
 
+def test_preprocessing_json_of_many_categories_is_read_up_to_the_scripts_bound(tmp_path):
+    """A table with a few hundred thousand categories writes a preprocessing.json of MBs: read (as predict.py and
+    evaluate.py read it, up to 64 MiB), not refused as a small file would be; past the bound, a problem names it."""
+    run_dir = write_run(tmp_path)
+    fitted = run_dir / "checkpoint_000001" / "preprocessing.json"
+    many = {**FITTED, "categorical": ["city"], "categories": {"city": [f"city {i}" for i in range(400_000)]}}
+    fitted.write_text(json.dumps(many), encoding="utf-8")
+    assert fitted.stat().st_size > 5 << 20
+    assert best_checkpoint(run_dir).preprocessing == many
+    with open(fitted, "r+b") as handle:  # sparse past 64 MiB
+        handle.truncate((64 << 20) + 1)
+    with pytest.raises(UsageError, match=r"preprocessing\.json"):
+        best_checkpoint(run_dir)
+
+
 def test_a_run_without_preprocessing_json_has_none(tmp_path):
     run_dir = write_run(tmp_path)
     (run_dir / "checkpoint_000001" / "preprocessing.json").unlink()
