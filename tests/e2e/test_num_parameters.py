@@ -1,7 +1,9 @@
 """num_parameters (SPEC §12) and one set of metric names on both frameworks, on the session's real local Ray: the
 same digits MLP trained by a TorchTrainer and by a TensorflowTrainer (one worker each, 1 epoch) reports the
 trainable parameters counted by hand from the architecture, and exactly the same metric names; a 2-trial search
-with tune.metric num_parameters (mode min) ranks the smaller model best and stop.when ends it on its first epoch."""
+with tune.metric num_parameters (mode min) ranks the smaller model best and stop.when ends it on its first epoch.
+Trials that drive a 2-worker Trainer pass num_parameters on to Tune through TuneReportCallback: asserted on the
+searches of that shape test_tune.py (torch) and test_tensorflow.py (Keras) already run."""
 
 from __future__ import annotations
 
@@ -125,21 +127,3 @@ def test_a_search_by_num_parameters_picks_the_smaller_model_and_stops_it_early(t
     done = specc_cli("results", result.run_dir, cwd=tmp_path, timeout=60)
     assert done.returncode == 0, done.stderr
     assert f"best trial: {best['trial_id']}, num_parameters 610" in done.stdout, done.stdout
-
-
-@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
-def test_trials_that_drive_a_trainer_pass_num_parameters_on_to_tune(tmp_path, local_ray, framework):
-    """The third shape: each trial a Ray Train run on 2 workers, whose reports reach Tune through
-    TuneReportCallback; one trial of 1 epoch (0.1 CPU for its driver + 2 x 0.5 CPU for its workers)."""
-    text = SEARCH.replace("framework: torch", f"framework: {framework}").replace("epochs: 2", "epochs: 1")
-    text = text.replace("scaling: {num_workers: 1}", "scaling: {num_workers: 2, resources_per_worker: {CPU: 0.5}}")
-    text = text.replace("grid: [[32], [8]]", "grid: [[8]]")
-    spec = tmp_path / "smallest.yaml"
-    spec.write_text(text, encoding="utf-8")
-
-    result = run_spec(spec, storage_path=tmp_path / "runs", echo=False, quiet=True)
-
-    with open(Path(result.run_dir) / "results.csv", newline="", encoding="utf-8") as handle:
-        (row,) = csv.DictReader(handle)
-    assert int(row["last_num_parameters"]) == by_hand(8) and row["status"] == "completed"
-    assert read_best(result.run_dir)["metrics"]["num_parameters"] == by_hand(8)

@@ -503,6 +503,8 @@ def test_trials_with_two_workers_each_complete(train_trials):
     rows = trial_rows(run_dir)
     assert sorted(row["training.optimizer.lr"] for row in rows) == [0.05, 0.1]
     assert [(row["status"], row["epochs"]) for row in rows] == [("completed", 2)] * 2
+    # num_parameters passed on to Tune through TuneReportCallback: MLP 64 -> 32 -> 10 with biases
+    assert [row["last_num_parameters"] for row in rows] == [64 * 32 + 32 + 32 * 10 + 10] * 2 == [2410] * 2
     for row in rows:
         train_dir = run_dir / f"train-trial_id={row['trial_id']}"
         assert train_dir.is_dir(), sorted(p.name for p in run_dir.iterdir())
@@ -511,7 +513,7 @@ def test_trials_with_two_workers_each_complete(train_trials):
     checkpoint = Path(best["checkpoint"])
     assert checkpoint.is_dir() and (checkpoint / "state.pt").is_file()
     assert str(checkpoint).startswith(str(run_dir / f"train-trial_id={best['trial_id']}"))
-    assert result.checkpoint == best["checkpoint"]
+    assert result.checkpoint == best["checkpoint"] and best["metrics"]["num_parameters"] == 2410
 
 
 def test_two_worker_trials_checkpoint_the_distributed_model(train_trials):
