@@ -3,7 +3,8 @@
 Run in Ray Train's local mode (num_workers 0, in this process) to keep the suite quick, torch and tensorflow
 examples alike; the distributed paths are covered by test_distributed_digits, test_tensorflow and the other
 e2e tests. The FashionMNIST and CIFAR-10 examples need their
-data sets on disk (test_data_sources and test_keras_dataset write them in the real formats and train on them).
+data sets on disk (test_data_sources and test_keras_dataset write them in the real formats and train on them); the
+examples in COVERED are trained from their own file by the test each names.
 """
 
 from __future__ import annotations
