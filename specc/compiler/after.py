@@ -18,6 +18,7 @@ import re
 from specc.compiler.fragments import _imports, context
 from specc.compiler.render import Code, render
 from specc.compiler.resolve import plan as make_plan
+from specc.results.best_checkpoint import PREPROCESSING_BYTES
 from specc.spec import Experiment
 
 # What the after-training templates use beyond the training script's imports (pruned below when unused)
@@ -38,7 +39,7 @@ def compile_after(experiment: Experiment, output: str, recorded: str, exports: b
     values = context(one_process, name, docstring=docstring)
     # the whole split, however training limited its validation (training.validation_steps)
     values.update(partial_validation=False, partial_epoch=False, imports=[Code(line) for line in _imports(plan)])
-    values.update(exports=exports)
+    values.update(exports=exports, preprocessing_mib=PREPROCESSING_BYTES >> 20)
     source = render(f"{experiment.framework}/after.py.j2", values)
     return _with_used_imports(source, AFTER_MODULES + (EXPORT_MODULES if exports else ()))
 
@@ -51,6 +52,7 @@ def compile_predict(experiment: Experiment, output: str, recorded: str) -> str:
     name = os.path.basename(output)
     values = context(one_process, name, docstring=_predict_docstring(plan, name, recorded))
     values.update(config={"model": plan.config["model"]}, imports=[Code(line) for line in _imports(plan)])
+    values.update(preprocessing_mib=PREPROCESSING_BYTES >> 20)
     source = render("after/predict.py.j2", values)
     return _with_used_imports(source, PREDICT_MODULES, PREDICT_THIRD)
 

@@ -20,7 +20,7 @@ from specc.spec.errors import UsageError, printable
 
 MODEL_FILES = {"torch": "state.pt", "tensorflow": "model.keras"}
 PREPROCESSING = "preprocessing.json"
-PREPROCESSING_BYTES = 64 << 20  # its categories and statistics; the compiled scripts bound it alike
+PREPROCESSING_BYTES = 64 << 20  # its categories and statistics; the compiled scripts take their bound from here
 
 
 @dataclass(frozen=True)
