@@ -15,10 +15,10 @@ import dataclasses
 import os
 import re
 
+from specc.compiler.checkpoint_files import PREPROCESSING_BYTES
 from specc.compiler.fragments import _imports, context
 from specc.compiler.render import Code, render
 from specc.compiler.resolve import plan as make_plan
-from specc.results.best_checkpoint import PREPROCESSING_BYTES
 from specc.spec import Experiment
 
 # What the after-training templates use beyond the training script's imports (pruned below when unused)

@@ -14,13 +14,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from specc.compiler.checkpoint_files import PREPROCESSING, PREPROCESSING_BYTES
 from specc.results.run_dir import BEST, RunResults, read_run
 from specc.results.run_files import RunFiles
 from specc.spec.errors import UsageError, printable
 
 MODEL_FILES = {"torch": "state.pt", "tensorflow": "model.keras"}
-PREPROCESSING = "preprocessing.json"
-PREPROCESSING_BYTES = 64 << 20  # its categories and statistics; the compiled scripts take their bound from here
 
 
 @dataclass(frozen=True)

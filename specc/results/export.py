@@ -14,8 +14,9 @@ import json
 import os
 from dataclasses import dataclass, field
 
+from specc.compiler.checkpoint_files import PREPROCESSING
 from specc.results.after import run_script, trained_run, write_in_run
-from specc.results.best_checkpoint import PREPROCESSING, BestCheckpoint
+from specc.results.best_checkpoint import BestCheckpoint
 from specc.spec.errors import UsageError, printable
 
 SCRIPT = "export.py"
