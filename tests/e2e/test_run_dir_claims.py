@@ -126,25 +126,22 @@ def test_two_runs_of_one_name_at_once_one_runs_the_other_is_refused_naming_it(tm
     script = compile_spec(spec, tmp_path / "claimed.py")
 
     first, second = (launch([script, "--storage-path", storage], tmp_path) for _ in range(2))
+    # `specc run` beside the live run of the same name: refused too, before Ray or the directory is touched.
+    claim = run_dir / ".specc.lock"
+    wait_for(lambda: (claim.exists() and claim.read_text()) or None not in (first.poll(), second.poll()), "a claim")
+    capsys.readouterr()
+    code = main(["run", str(spec), "--resume", "--storage-path", str(storage)])
+    err = capsys.readouterr().err
     (code_1, _, err_1), (code_2, _, err_2) = finish(first), finish(second)
 
     assert sorted([code_1, code_2]) == [0, 1], f"exit codes {code_1}, {code_2}\n{err_1[-2000:]}\n{err_2[-2000:]}"
     winner, refusal = (first, err_2) if code_1 == 0 else (second, err_1)
     assert f"{run_dir} is in use by the run of pid {winner.pid} on {socket.gethostname()}, started " in refusal
     assert "Traceback" not in refusal, refusal[-3000:]
+    assert code == 1 and "E401" in err and f"pid {winner.pid}" in err and "Traceback" not in err, err
     assert epochs_in(run_dir) == [0, 1, 2]  # the winner's run, whole
-    assert started_epochs(log) == 3  # the refused run trained nothing
-    assert not (run_dir / ".specc.lock").exists()
-
-    # `specc run` beside a live run of the same name: refused too, before Ray or the directory is touched.
-    (tmp_path / "armed").unlink(missing_ok=True)
-    live = launch([script, "--storage-path", storage, "--resume"], tmp_path)
-    wait_for(lambda: (run_dir / ".specc.lock").exists() and (run_dir / ".specc.lock").read_text(), "the claim")
-    capsys.readouterr()
-    code = main(["run", str(spec), "--resume", "--storage-path", str(storage)])
-    err = capsys.readouterr().err
-    assert finish(live)[0] == 0
-    assert code == 1 and "E401" in err and f"pid {live.pid}" in err and "Traceback" not in err, err
+    assert started_epochs(log) == 3  # the refused runs trained nothing
+    assert not claim.exists()
 
 
 def test_a_killed_run_is_resumed_from_its_stale_lock_without_losing_an_epoch(tmp_path, claimed, local_ray, capsys):
