@@ -326,7 +326,7 @@ def tune_imports(plan: Plan) -> tuple[set[str], set[str]]:
     e = plan.experiment
     if e.tune is None:
         return set(), set()
-    modules = {"copy", "csv", "io", "yaml"}
+    modules = {"copy", "csv", "io", "yaml", "pandas as pd"}  # pandas: history_of
     froms = {"from ray import tune", SEARCHERS[e.tune.search.type]}
     if e.tune.search.type == "optuna":
         modules.add("optuna")

@@ -31,6 +31,7 @@ import tempfile
 import time
 
 import numpy as np
+import pandas as pd
 import pyarrow.fs
 import ray
 import torch
@@ -548,7 +549,7 @@ def write_results(run_dir, results, config):
         write_files(run_dir, {"results.csv": csv_text(rows), "best.json": strict_json(summary)})
         return summary, rows
     best = (max if MODE == "max" else min)(ranked, key=lambda pair: pair[0])[1]
-    history = best.metrics_dataframe
+    history = history_of(best)
     best_epoch = history.loc[history[METRIC].idxmax() if MODE == "max" else history[METRIC].idxmin()]
     sample = {path: plain(best.config[path]) for path in search_space()}  # searchers may suggest numpy numbers
     summary = {
@@ -567,10 +568,19 @@ def write_results(run_dir, results, config):
     return summary, rows
 
 
+def history_of(result):
+    """A trial's reports, oldest first: Tune's record of them (its result.json), or its last report alone when that
+    record is empty though the trial reported (seen when PBT restarted a trial after its last report)."""
+    history = result.metrics_dataframe
+    if (history is None or history.empty) and result.metrics:
+        return pd.DataFrame([result.metrics])
+    return history
+
+
 def trial_row(result, epochs):
     """A trial in results.csv: status (diverged: it stopped at a NaN or infinite loss), epochs run, sampled values,
     best and last metrics."""
-    metrics, history = result.metrics or {}, result.metrics_dataframe
+    metrics, history = result.metrics or {}, history_of(result)
     ran = metrics.get("epoch", -1) + 1
     values = history[METRIC] if history is not None and METRIC in history else None
     best = None if values is None or values.empty else plain(values.max() if MODE == "max" else values.min())

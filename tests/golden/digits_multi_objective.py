@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 import optuna
+import pandas as pd
 import pyarrow.fs
 import ray
 import torch
@@ -562,6 +563,15 @@ def pareto_front(points, modes):
         return all(x >= y for x, y in zip(a, b, strict=True)) and any(x > y for x, y in zip(a, b, strict=True))
 
     return [i for i, a in scored.items() if not any(dominates(b, a) for j, b in scored.items() if j != i)]
+
+
+def history_of(result):
+    """A trial's reports, oldest first: Tune's record of them (its result.json), or its last report alone when that
+    record is empty though the trial reported (seen when PBT restarted a trial after its last report)."""
+    history = result.metrics_dataframe
+    if (history is None or history.empty) and result.metrics:
+        return pd.DataFrame([result.metrics])
+    return history
 
 
 def trial_row(result, epochs):

@@ -31,6 +31,7 @@ import sys
 import time
 
 import optuna
+import pandas as pd
 import pyarrow.fs
 import ray
 import tqdm
@@ -286,7 +287,7 @@ def write_results(run_dir, results):
         write_files(run_dir, {"results.csv": csv_text(rows)})
         raise (trials[0].error if trials and trials[0].error else SystemExit(f"no trial reported {METRIC}"))
     best = (max if MODE == "max" else min)(ranked, key=lambda pair: pair[0])[1]
-    history = best.metrics_dataframe
+    history = history_of(best)
     best_step = history.loc[history[METRIC].idxmax() if MODE == "max" else history[METRIC].idxmin()]
     summary = {
         "status": "completed",
@@ -315,11 +316,20 @@ def sampled(config):
     return values
 
 
+def history_of(result):
+    """A trial's reports, oldest first: Tune's record of them (its result.json), or its last report alone when that
+    record is empty though the trial reported (seen when PBT restarted a trial after its last report)."""
+    history = result.metrics_dataframe
+    if (history is None or history.empty) and result.metrics:
+        return pd.DataFrame([result.metrics])
+    return history
+
+
 def trial_row(result):
     """A trial in results.csv: status (stopped: ended by the scheduler or a stop rule before objective.max_steps; with
     max_steps None every trial that did not fail is completed: steps says how far it got), steps (reports) made,
     sampled values, best and last metrics."""
-    metrics, history = result.metrics or {}, result.metrics_dataframe
+    metrics, history = result.metrics or {}, history_of(result)
     ran = metrics.get("training_iteration", 0)
     values = history[METRIC] if history is not None and METRIC in history else None
     best = None if values is None or values.dropna().empty else plain(values.max() if MODE == "max" else values.min())

@@ -178,6 +178,20 @@ def test_a_search_picks_its_best_among_the_trials_whose_loss_stayed_finite(write
     assert (tmp_path / "best.yaml").exists()
 
 
+def test_a_trial_whose_history_tune_lost_is_ranked_by_its_last_result(write_spec, tmp_path):
+    """Tune's history of a trial (result.json) can be empty though the trial reported every epoch: PBT restarted it
+    after its last result (seen in CI). It is a completed trial with its last value, not a diverged search."""
+    script = script_of(write_spec, SPEC.format(framework="torch", workers=1) + SEARCH)
+    lost = trial("a", 0.05, [epoch(0, 1.0, 0.7), epoch(1, 0.5, 0.8)])
+    lost.metrics_dataframe = pd.DataFrame()
+    kept = trial("b", 0.01, [epoch(0, 1.0, 0.75), epoch(1, 0.6, 0.6)])
+
+    summary, table = script.write_results(str(tmp_path), [lost, kept], script.CONFIG)
+
+    assert (summary["status"], summary["trial_id"]) == ("completed", "a")
+    assert [row["best_val_accuracy"] for row in table] == [0.8, 0.75]
+
+
 def test_a_search_whose_every_trial_diverged_has_no_best(write_spec, tmp_path):
     script = script_of(write_spec, SPEC.format(framework="torch", workers=1) + SEARCH)
     trials = [trial("a", 1e12, [epoch(0, math.inf, 0.1)]), trial("b", 1e11, [epoch(0, 2.0), epoch(1, math.nan)])]

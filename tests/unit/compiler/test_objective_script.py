@@ -182,15 +182,13 @@ def test_ended_by_names_the_earliest_report_that_met_all_when(tmp_path):
         history = pd.DataFrame(
             {"loss": losses, "training_iteration": range(1, len(losses) + 1), "timestamp": timestamps}
         )
-        return types.SimpleNamespace(path=f"/runs/case/trial_{name}", metrics_dataframe=history)
+        return types.SimpleNamespace(path=f"/runs/case/trial_{name}", metrics_dataframe=history, metrics={})
 
     late = trial("b", [0.5, 0.00005], [10, 20])
     early = trial("a", [0.3, 0.2, 0.00009], [11, 12, 13])
     assert script.ended_by([late, early]) == {"condition": "loss < 0.0001", "trial_id": "a", "training_iteration": 3}
-    assert (
-        script.ended_by([trial("c", [0.5, float("nan")], [1, 2]), types.SimpleNamespace(metrics_dataframe=None)])
-        is None
-    )
+    unreported = types.SimpleNamespace(metrics_dataframe=None, metrics={})
+    assert script.ended_by([trial("c", [0.5, float("nan")], [1, 2]), unreported]) is None
 
 
 def test_results_rows_name_spec_paths_and_best_yaml_is_a_one_trial_spec(tmp_path):
