@@ -14,11 +14,13 @@ object store sized by `RAY_DEFAULT_OBJECT_STORE_MEMORY_PROPORTION`). Every run t
 second epoch (from the first epoch's progress line to the second's): start-up, the driver's pass over the rows and
 the preprocessing fit are not in it. Memory: every 2 s the proportional set size (PSS: shared pages, such as
 the object store's, counted once) of the script's process and all its descendants (raylet, GCS, dashboard, Ray
-Data tasks, Train workers), summed; the peak is the largest sum. "Model memory" is the peak of the streaming pipeline on
-a tiny data set (20,000 rows, 500 images): Ray's, its data tasks' and the workers' own footprint, which no data
-set's size changes. CPU: the core-seconds each kind of process spent in the second epoch (from /proc, as each
-epoch's progress line arrives): the Train workers, Ray Data's tasks, its split coordinator, and Ray's own processes
-with the driver; what the workers spent beside the in-memory run's is the training, the rest is the data path.
+Data tasks, Train workers), summed; the peak is the largest sum, printed with when it was and what made it up,
+beside what Ray spilled from the object store to disk (the raylet's log). "Model memory" is the peak of the
+streaming pipeline on a tiny data set (20,000 rows, 500 images): Ray's, its data tasks' and the workers' own
+footprint, which no data set's size changes. CPU: the core-seconds each kind of process spent in the second epoch
+(from /proc, as each epoch's progress line arrives): the Train workers, Ray Data's tasks, its split coordinator, and
+Ray's own processes with the driver; what the workers spent beside the in-memory run's is the training, the rest
+is the data path.
 
     .venv/bin/python bench/data_scale.py                       # 1 GB, 2 GB, 20,000 images: about 25 min
     .venv/bin/python bench/data_scale.py --sizes 0.25 --images 4000 --store-mb 96   # a quick look, ~6 min
@@ -236,6 +238,7 @@ class PeakMemory(threading.Thread):
     def __init__(self, pid: int):
         super().__init__(daemon=True)
         self.root, self.peak, self.done, self.parts, self.cpu_s = pid, 0, threading.Event(), {}, 0.0
+        self.peak_at = time.monotonic()
 
     def run(self):
         while not self.done.wait(SAMPLE_S):
@@ -246,7 +249,7 @@ class PeakMemory(threading.Thread):
     def sample(self):
         sizes = {pid: pss(pid) for pid in family(self.root)}
         if sum(sizes.values()) > self.peak:
-            self.peak, self.parts = sum(sizes.values()), {}
+            self.peak, self.parts, self.peak_at = sum(sizes.values()), {}, time.monotonic()
             for pid, size in sizes.items():
                 name = process_name(pid)
                 self.parts[name] = self.parts.get(name, 0) + size
@@ -304,8 +307,11 @@ def run(workdir: Path, name: str, spec_text: str, store_mb: int, rows: int) -> d
         "epoch_s": epochs[1] - epochs[0],
         "wall_s": wall,
         "peak_mb": memory.peak / 2**20,
+        "peak_s": memory.peak_at - started,  # when, beside the two epochs' ends
+        "epochs_end_s": [at - started for at in epochs],
         "sampling_cpu_s": memory.cpu_s,
         "store_mb": store / 2**20,
+        "spilled_mb": max((int(mib) for mib in re.findall(r"Spilled (\d+) MiB", raylet)), default=0),  # in all
         "metrics": best.get("metrics", {}),
         "cpu_s": epoch_cpu(*cpu[:2]),
         "peak_parts_mb": {
@@ -403,8 +409,10 @@ def line(result: dict) -> str:
     return (
         f"{result['name']:<24} {result['rows_per_s']:>10,.0f} rows/s  epoch {result['epoch_s']:6.1f} s  "
         f"wall {result['wall_s']:6.1f} s  peak {result['peak_mb']:7,.0f} MiB  store {result['store_mb']:.0f} MiB  "
+        f"spilled {result['spilled_mb']:,} MiB  "
         f"(sampling took {result['sampling_cpu_s']:.1f} s of CPU)"
-        f"\n{'':<26}at the peak (MiB): {parts}"
+        f"\n{'':<26}at the peak, {result['peak_s']:.0f} s in (epochs ended at "
+        f"{' and '.join(f'{at:.0f}' for at in result['epochs_end_s'])} s), MiB: {parts}"
         f"\n{'':<26}CPU in the second epoch (core-seconds of {os.cpu_count() * result['epoch_s']:.0f}): {cpu}"
     )
 
