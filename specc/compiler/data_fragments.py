@@ -29,6 +29,8 @@ def data_imports(plan: Plan) -> tuple[set[str], set[str]]:
         modules |= {"ray.data"}
     if dataset.type == "csv":
         modules.add("pyarrow.csv")
+    if dataset.type == "parquet":
+        modules.add("pyarrow.parquet")  # ParquetSlices (functools and pyarrow.fs: every script imports them)
     if _aggregates(plan):
         froms.add("from ray.data.aggregate import " + ", ".join(_aggregates(plan)))
     if plan.data_source == "files" and _preprocessors(plan):

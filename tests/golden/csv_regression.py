@@ -142,6 +142,10 @@ class DataProblem(Exception):
         return self.args[0]
 
 
+BLOCK_BYTES = 8 << 20  # Ray Data's blocks while the run streams (streaming_limits); Ray's default is 128 MiB
+STORE_SHARE = 0.25  # of the object store, for each data set's execution (training's, validation's); Ray's: 0.5
+
+
 def data_cpus(asked, training):
     """The CPUs Ray Data's tasks may use while `training` (its CPUs) trains: scaling.data_cpus, or (null) what the
     cluster has beyond the training. Each of its tasks takes a whole CPU (listing, reading, preprocessing), and with
@@ -199,6 +203,21 @@ def streaming_options(cpus):
     return ray.data.ExecutionOptions(resource_limits=ray.data.ExecutionResources.for_limits(cpu=cpus))
 
 
+@contextlib.contextmanager
+def streaming_limits():
+    """Ray Data's datasets made inside (a decorator: make_datasets) pass on blocks of at most BLOCK_BYTES and keep
+    their executions to STORE_SHARE of the object store, settings each keeps; this process's own are left as they
+    were. With Ray's defaults a data set larger than the store spills to disk while it streams: the training and
+    validation passes each take half of the store, besides the blocks the workers hold, 128 MiB at a time."""
+    context = ray.data.DataContext.get_current()
+    before = context.target_max_block_size, context.override_object_store_memory_limit_fraction
+    context.target_max_block_size, context.override_object_store_memory_limit_fraction = BLOCK_BYTES, STORE_SHARE
+    try:
+        yield
+    finally:
+        context.target_max_block_size, context.override_object_store_memory_limit_fraction = before
+
+
 def limited(dataset, cpus):
     """`dataset`, its executions held to `cpus` CPUs (a Tune trial iterates it itself; a Trainer's are set by its
     DataConfig)."""
@@ -233,6 +252,7 @@ def targets(y):
     return np.asarray(y, np.float32).reshape(-1, 1)
 
 
+@streaming_limits()
 def make_datasets(cfg, cpus):
     """Train and validation Ray Datasets that stream from the files into the workers: nothing is materialised or
     gathered here. Before training, one pass over the rows checks them; then Ray Data's preprocessors are fitted.
@@ -268,7 +288,7 @@ def feature_columns(rows, cfg):
     try:
         schema = rows.schema()
     except FileNotFoundError as missing:
-        raise DataProblem(f"no such file or directory: {cfg['path']} ({missing})", "dataset.path") from None
+        raise no_files(cfg, missing) from None
     names, types = list(schema.names), dict(zip(schema.names, schema.types, strict=True))
     for field, wanted in (
         ("label", [cfg["label"]]),
@@ -291,6 +311,11 @@ def feature_columns(rows, cfg):
             "dataset.categorical",
         )
     return columns, cfg["label"]
+
+
+def no_files(cfg, missing):
+    """The problem of a dataset.path with nothing to read at it."""
+    return DataProblem(f"no such file or directory: {cfg['path']} ({missing})", "dataset.path")
 
 
 def is_number(column_type):

@@ -142,6 +142,10 @@ class DataProblem(Exception):
         return self.args[0]
 
 
+BLOCK_BYTES = 8 << 20  # Ray Data's blocks while the run streams (streaming_limits); Ray's default is 128 MiB
+STORE_SHARE = 0.25  # of the object store, for each data set's execution (training's, validation's); Ray's: 0.5
+
+
 def data_cpus(asked, training):
     """The CPUs Ray Data's tasks may use while `training` (its CPUs) trains: scaling.data_cpus, or (null) what the
     cluster has beyond the training. Each of its tasks takes a whole CPU (listing, reading, preprocessing), and with
@@ -197,6 +201,21 @@ def mixed(values):
 def streaming_options(cpus):
     """Ray Data's execution options while it streams beside the training: `cpus` CPUs at most (scaling.data_cpus)."""
     return ray.data.ExecutionOptions(resource_limits=ray.data.ExecutionResources.for_limits(cpu=cpus))
+
+
+@contextlib.contextmanager
+def streaming_limits():
+    """Ray Data's datasets made inside (a decorator: make_datasets) pass on blocks of at most BLOCK_BYTES and keep
+    their executions to STORE_SHARE of the object store, settings each keeps; this process's own are left as they
+    were. With Ray's defaults a data set larger than the store spills to disk while it streams: the training and
+    validation passes each take half of the store, besides the blocks the workers hold, 128 MiB at a time."""
+    context = ray.data.DataContext.get_current()
+    before = context.target_max_block_size, context.override_object_store_memory_limit_fraction
+    context.target_max_block_size, context.override_object_store_memory_limit_fraction = BLOCK_BYTES, STORE_SHARE
+    try:
+        yield
+    finally:
+        context.target_max_block_size, context.override_object_store_memory_limit_fraction = before
 
 
 def limited(dataset, cpus):
@@ -285,6 +304,7 @@ def image_lists(cfg):
     return {"files": files, "input_shape": shape, "num_outputs": num_outputs, "fitted": fitted}
 
 
+@streaming_limits()
 def make_datasets(cfg, cpus):
     """Train and validation Ray Datasets of the images, decoded and resized by Ray Data's read_images and streamed
     into the workers, its tasks taking `cpus` CPUs in all (scaling.data_cpus); and what the model needs to know."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -246,3 +247,102 @@ def test_every_data_variant_compiles_ruff_clean(write_spec, tmp_path):
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stdout[-4000:]
     assert len(written) == 2 * 4 * len(DATASETS) - 4
+
+
+@pytest.fixture
+def parquet_script(write_spec):
+    return script_of(write_spec, spec_text("{type: parquet, path: rows, label: y}"))
+
+
+def write_parquet(path, frame, **options):
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, **options)
+
+
+def test_parquet_files_are_read_a_slice_at_a_time_with_their_hive_partitions(parquet_script, tmp_path):
+    """One read task a parquet file (its rows from the footer), in name order; what read_parquet leaves out is left
+    out (other extensions, directories starting with "." or "_"); a key=value directory is a string column; each
+    file's rows come SLICE_ROWS at a time, however large its row groups."""
+    script, root = parquet_script, tmp_path / "rows"
+    big = table(n=script.SLICE_ROWS * 2 + 5)
+    write_parquet(root / "region=north" / "b.parquet", big)  # one row group of 2 slices and a bit
+    write_parquet(root / "region=south" / "a.parquet", table(n=10, seed=1), row_group_size=3)
+    write_parquet(root / "_tmp" / "c.parquet", table(n=10))
+    write_parquet(root / ".hidden" / "d.parquet", table(n=10))
+    (root / "_SUCCESS").write_text("", encoding="utf-8")
+    (root / "region=south" / "notes.txt").write_text("not a table", encoding="utf-8")
+
+    files = script.ParquetSlices(str(root))
+    assert [p.relative_to(root).as_posix() for p in map(Path, files.paths)] == [
+        "region=north/b.parquet",
+        "region=south/a.parquet",
+    ]
+    tasks = files.get_read_tasks(parallelism=200, per_task_row_limit=None)
+    assert tasks[0].schema.names == ["a", "count", "colour", "y", "region"]
+    assert tasks[0].schema.field("region").type == pa.string()
+    assert [task.metadata.num_rows for task in tasks] == [len(big), 10]
+
+    slices = list(tasks[0]())
+    assert [piece.num_rows for piece in slices] == [script.SLICE_ROWS, script.SLICE_ROWS, 5]
+    read = pa.concat_tables(slices)
+    assert read.drop_columns("region").equals(pa.Table.from_pandas(big, preserve_index=False))
+    assert set(read.column("region").to_pylist()) == {"north"}
+    assert pa.concat_tables(tasks[1]()).column("region").to_pylist() == ["south"] * 10
+
+    limited = files.get_read_tasks(parallelism=200, per_task_row_limit=7)  # Ray Data's limit pushed into the read
+    assert sum(piece.num_rows for piece in limited[1]()) == 7
+
+
+def test_parquet_files_at_a_uri_are_listed_and_read_through_its_file_system(parquet_script, tmp_path):
+    """dataset.path may be a URI (s3://, gs://, ...: data a cluster reads from storage); file:// here."""
+    write_parquet(tmp_path / "rows" / "year=2024" / "a.parquet", table(n=10))
+    files = parquet_script.ParquetSlices(f"file://{tmp_path}/rows/")
+    assert files.paths == [f"file://{tmp_path}/rows/year=2024/a.parquet"]
+    (task,) = files.get_read_tasks(200)
+    read = pa.concat_tables(task())
+    assert read.num_rows == 10 and read.column("year").to_pylist() == ["2024"] * 10
+
+
+def test_parquet_files_come_in_a_new_seeded_order_every_pass(parquet_script, tmp_path):
+    import ray.data
+
+    script, root = parquet_script, tmp_path / "rows"
+    for index in range(8):
+        write_parquet(root / f"part-{index}.parquet", table(n=4, seed=index))
+
+    def orders(shuffle, passes=3):
+        files = script.ParquetSlices(str(root), shuffle)
+        return [[task.metadata.input_files[0] for task in files.get_read_tasks(200)] for _ in range(passes)]
+
+    in_order = sorted(str(path) for path in root.iterdir())
+    assert orders(None) == [in_order] * 3  # dataset.shuffle: false, and validation
+    seeded = orders(ray.data.FileShuffleConfig(seed=0))
+    assert all(sorted(order) == in_order for order in seeded)
+    assert len({tuple(order) for order in seeded}) == 3  # a new order every pass
+    assert seeded == orders(ray.data.FileShuffleConfig(seed=0))  # the same ones in every run
+    assert seeded != orders(ray.data.FileShuffleConfig(seed=1))
+
+
+def test_no_parquet_file_below_the_path_is_said_as_a_missing_file(parquet_script, tmp_path):
+    """feature_columns turns it into a located problem (dataset.path), as it does a path that does not exist."""
+    (tmp_path / "rows").mkdir()
+    (tmp_path / "rows" / "rows.csv").write_text("a,y\n1,0\n", encoding="utf-8")
+    for path in (tmp_path / "rows", tmp_path / "nowhere"):
+        with pytest.raises(FileNotFoundError, match=r"nowhere|no \.parquet file below"):
+            parquet_script.ParquetSlices(str(path)).get_read_tasks(200)
+
+
+def test_streaming_limits_hold_inside_and_the_process_settings_come_back(parquet_script):
+    """make_datasets' data sets take small blocks and a quarter of the store each; an API user's own Ray Data
+    settings are theirs again afterwards, even when making the data sets failed."""
+    import ray.data
+
+    context = ray.data.DataContext.get_current()
+    mine = (context.target_max_block_size, context.override_object_store_memory_limit_fraction)
+    with pytest.raises(RuntimeError), parquet_script.streaming_limits():
+        assert context.target_max_block_size == parquet_script.BLOCK_BYTES == 8 << 20
+        assert context.override_object_store_memory_limit_fraction == parquet_script.STORE_SHARE == 0.25
+        raise RuntimeError("a data problem")
+    assert (context.target_max_block_size, context.override_object_store_memory_limit_fraction) == mine
