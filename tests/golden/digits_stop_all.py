@@ -443,7 +443,8 @@ def ended_by(results):
     met = [
         (report["timestamp"], report["training_iteration"], trial_id(result), text)
         for result in results
-        for report in ([] if history_of(result) is None else history_of(result).to_dict("records"))
+        for history in [history_of(result)]
+        for report in ([] if history is None else history.to_dict("records"))
         for text, holds in ALL_WHEN.items()
         if holds(report)
     ]
