@@ -102,6 +102,10 @@ def test_a_parquet_directory_larger_than_the_object_store_streams_and_trains(tmp
         shutil.rmtree(ray_dir, ignore_errors=True)
     store = float(re.search(r"InitialConfigResources: \{[^}]*object_store_memory: ([0-9.e+]+)", raylet)[1])
     assert store <= OBJECT_STORE * 1.1 and size > 1.3 * store, (store, size)  # the files outweigh the store
+    # Nothing went to disk: not while streaming, and not while fitting the scaler (Ray's aggregation gathers 1 GiB
+    # of its input before aggregating by default: the whole training split, spilled)
+    spills = re.findall(r"Spilled \d+ MiB.*", raylet)
+    assert not spills, spills
     # Each split the workers read is a new execution that reads the files (nothing was materialised before), the
     # script's datasource fused with the maps after it: [ReadParquetSlices->...->MapBatches(model_inputs)] ->
     # OutputSplitter, once per epoch and split

@@ -142,6 +142,7 @@ class DataProblem(Exception):
 
 BLOCK_BYTES = 8 << 20  # Ray Data's blocks while the run streams (streaming_limits); Ray's default is 128 MiB
 STORE_SHARE = 0.25  # of the object store, for each data set's execution (training's, validation's); Ray's: 0.5
+SHUFFLE_BATCH_BYTES = 2 * BLOCK_BYTES  # what a preprocessor's fit (a hash aggregate) gathers per task; Ray's: 1 GiB
 
 
 def data_cpus(asked, training):
@@ -203,17 +204,22 @@ def streaming_options(cpus):
 
 @contextlib.contextmanager
 def streaming_limits():
-    """Ray Data's datasets made inside (a decorator: make_datasets) pass on blocks of at most BLOCK_BYTES and keep
-    their executions to STORE_SHARE of the object store, settings each keeps; this process's own are left as they
-    were. With Ray's defaults a data set larger than the store spills to disk while it streams: the training and
-    validation passes each take half of the store, besides the blocks the workers hold, 128 MiB at a time."""
+    """Ray Data's datasets made inside (a decorator: make_datasets) pass on blocks of at most BLOCK_BYTES, keep
+    their executions to STORE_SHARE of the object store and aggregate SHUFFLE_BATCH_BYTES at a time, settings each
+    keeps; this process's own are left as they were. With Ray's defaults a data set larger than the store spills to
+    disk while it streams: the training and validation passes each take half of the store, besides the blocks the
+    workers hold, 128 MiB at a time; and a preprocessor's fit holds up to 1 GiB of the training split before it
+    aggregates any."""
     context = ray.data.DataContext.get_current()
-    before = context.target_max_block_size, context.override_object_store_memory_limit_fraction
-    context.target_max_block_size, context.override_object_store_memory_limit_fraction = BLOCK_BYTES, STORE_SHARE
+    names = ("target_max_block_size", "override_object_store_memory_limit_fraction", "shuffle_input_batch_bytes")
+    before = {name: getattr(context, name) for name in names}
+    for name, value in zip(names, (BLOCK_BYTES, STORE_SHARE, SHUFFLE_BATCH_BYTES), strict=True):
+        setattr(context, name, value)
     try:
         yield
     finally:
-        context.target_max_block_size, context.override_object_store_memory_limit_fraction = before
+        for name, value in before.items():
+            setattr(context, name, value)
 
 
 def limited(dataset, cpus):

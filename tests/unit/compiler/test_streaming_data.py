@@ -335,14 +335,18 @@ def test_no_parquet_file_below_the_path_is_said_as_a_missing_file(parquet_script
 
 
 def test_streaming_limits_hold_inside_and_the_process_settings_come_back(parquet_script):
-    """make_datasets' data sets take small blocks and a quarter of the store each; an API user's own Ray Data
-    settings are theirs again afterwards, even when making the data sets failed."""
+    """make_datasets' data sets take small blocks, a quarter of the store each, and a preprocessor's fit aggregates
+    16 MiB at a time (Ray's default gathers 1 GiB of the training split first, spilling what the store cannot hold);
+    an API user's own Ray Data settings are theirs again afterwards, even when making the data sets failed."""
     import ray.data
 
     context = ray.data.DataContext.get_current()
-    mine = (context.target_max_block_size, context.override_object_store_memory_limit_fraction)
+    names = ("target_max_block_size", "override_object_store_memory_limit_fraction", "shuffle_input_batch_bytes")
+    mine = [getattr(context, name) for name in names]
+    assert mine[2] == 1 << 30  # Ray's, which the fit must not keep
     with pytest.raises(RuntimeError), parquet_script.streaming_limits():
         assert context.target_max_block_size == parquet_script.BLOCK_BYTES == 8 << 20
         assert context.override_object_store_memory_limit_fraction == parquet_script.STORE_SHARE == 0.25
+        assert context.shuffle_input_batch_bytes == parquet_script.SHUFFLE_BATCH_BYTES == 16 << 20
         raise RuntimeError("a data problem")
-    assert (context.target_max_block_size, context.override_object_store_memory_limit_fraction) == mine
+    assert [getattr(context, name) for name in names] == mine
