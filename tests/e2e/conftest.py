@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,18 +26,11 @@ FIXTURES = HERE / "fixtures"
 PYTHON = sys.executable  # the venv's interpreter: specc, ray and torch are installed there
 
 
-@pytest.fixture(scope="session")
-def local_ray():
-    """A real local Ray for the whole session (2 CPUs), shut down at the end.
-
-    With the dashboard: trials that drive a Ray Train run need its state API (see the compiled start_ray).
-
-    The compiled script's main() and specc.execute.run.run join an initialised Ray and leave it running.
-    """
+def start_local_ray():
+    """A new local Ray of 2 CPUs in this process, with the dashboard: trials that drive a Ray Train run need its
+    state API (see the compiled start_ray)."""
     import ray
 
-    if ray.is_initialized():  # pragma: no cover - someone else's Ray: do not take it over
-        pytest.skip("a Ray is already initialised in this process")
     # As the compiled scripts start theirs (local_ray() in templates/run/run_dir.py.j2): the dashboard on a port
     # known before it starts, so that Ray Train's placement-group cleaner finds its state API through
     # RAY_API_SERVER_ADDRESS. On its own the cleaner looks for "the" Ray of this machine; with another Ray running
@@ -54,10 +48,51 @@ def local_ray():
     finally:
         for name in added:  # not for this process: `ray job` clients take RAY_API_SERVER_ADDRESS as their address
             del os.environ[name]
+    return ray
+
+
+SETTLE_S = 60  # how long a module's runs may take to give their CPUs back
+
+
+@pytest.fixture(scope="session")
+def session_ray():
+    """The session's local Ray, started by the first test that asks for it and shut down at the end."""
+    import ray
+
+    if ray.is_initialized():  # pragma: no cover - someone else's Ray: do not take it over
+        pytest.skip("a Ray is already initialised in this process")
     try:
-        yield ray
+        yield start_local_ray()
     finally:
         ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def local_ray(request, session_ray):
+    """The session's real local Ray (2 CPUs), for one module's tests.
+
+    The compiled script's main() and specc.execute.run.run join an initialised Ray and leave it running. After the
+    module every CPU must be free again within SETTLE_S: a run that kept some (a Train run whose Tune trial was
+    stopped, and whose controller outlived it) would make the next module's runs wait for them forever. Then the
+    Ray is started anew, with a warning that names the module, instead of hanging the rest of the session."""
+    yield session_ray
+    deadline = time.monotonic() + SETTLE_S
+    while (held := cpus_held(session_ray)) > 1e-6:
+        if time.monotonic() > deadline:
+            warnings.warn(
+                f"{request.module.__name__} left {held:g} CPU of the session's Ray held {SETTLE_S} s after its runs "
+                "ended: Ray started anew for the next module",
+                stacklevel=1,
+            )
+            session_ray.shutdown()
+            start_local_ray()
+            return
+        time.sleep(0.5)
+
+
+def cpus_held(ray) -> float:
+    """The CPUs of the local Ray that something holds."""
+    return ray.cluster_resources().get("CPU", 0.0) - ray.available_resources().get("CPU", 0.0)
 
 
 @pytest.fixture
