@@ -213,11 +213,15 @@ def streaming_limits():
     workers hold, 128 MiB at a time; and a preprocessor's fit holds up to 1 GiB of the training split before it
     aggregates any."""
     context = ray.data.DataContext.get_current()
-    names = ("target_max_block_size", "override_object_store_memory_limit_fraction", "shuffle_input_batch_bytes")
-    before = {name: getattr(context, name) for name in names}
-    for name, value in zip(names, (BLOCK_BYTES, STORE_SHARE, SHUFFLE_BATCH_BYTES), strict=True):
-        setattr(context, name, value)
+    limits = {
+        "target_max_block_size": BLOCK_BYTES,
+        "override_object_store_memory_limit_fraction": STORE_SHARE,
+        "shuffle_input_batch_bytes": SHUFFLE_BATCH_BYTES,
+    }
+    before = {name: getattr(context, name) for name in limits}
     try:
+        for name, value in limits.items():
+            setattr(context, name, value)
         yield
     finally:
         for name, value in before.items():
