@@ -16,7 +16,7 @@ import os
 import re
 
 from specc.compiler.checkpoint_files import PREPROCESSING_BYTES
-from specc.compiler.fragments import _imports, context
+from specc.compiler.fragments import _imports, compiled_by, context
 from specc.compiler.render import Code, render
 from specc.compiler.resolve import plan as make_plan
 from specc.spec import Experiment
@@ -74,8 +74,7 @@ def _predict_docstring(plan, name: str, recorded: str) -> str:
             + ("each image's path." if images else "each row's number"),
             *([] if images else ["(or --id COLUMN)."]),
             "",
-            f"Compiled by specc {plan.specc_version} for Ray {plan.ray_version} from {recorded}",
-            f"(resolved spec sha256 {plan.spec_sha256}).",
+            *compiled_by(plan, recorded),
             "",
             f"    python {name} CHECKPOINT_DIR {source} -o predictions.parquet",
             "",
@@ -94,8 +93,7 @@ def _export_docstring(plan, name: str, recorded: str) -> str:
             "and run on a batch of the split the run validated on (prepared as training prepared it): its outputs must",
             "be the checkpoint's.",
             "",
-            f"Compiled by specc {plan.specc_version} for Ray {plan.ray_version} from {recorded}",
-            f"(resolved spec sha256 {plan.spec_sha256}).",
+            *compiled_by(plan, recorded),
             "",
             f"    python {name} CHECKPOINT_DIR --format {formats} -o PATH",
             "",
@@ -112,8 +110,7 @@ def _docstring(plan, name: str, recorded: str) -> str:
             "The metrics the spec names, on the split the run validated on, with the data split, prepared and batched",
             "as training did and the model as training built it.",
             "",
-            f"Compiled by specc {plan.specc_version} for Ray {plan.ray_version} from {recorded}",
-            f"(resolved spec sha256 {plan.spec_sha256}).",
+            *compiled_by(plan, recorded),
             "",
             f"    python {name} CHECKPOINT_DIR          # prints the metrics as JSON",
             "",

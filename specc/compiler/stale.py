@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from specc.read.project import WIDEN_HINT, Project
 from specc.spec.errors import SpecError, UsageError, excerpt, printable
 
-HEADER = re.compile(r"^Compiled by specc \S+ for Ray \S+ from (?P<spec>\S.*?)\s*$", re.MULTILINE)
+# A spec path too long for the line is on the next one (specc.compiler.fragments.compiled_by)
+HEADER = re.compile(r"^Compiled by specc \S+ for Ray \S+ from[ \n](?P<spec>\S.*?)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -278,6 +279,23 @@ def test_a_failed_render_leaves_the_existing_output_alone(spec, tmp_path):
     assert "does not parse" in done.stderr
     assert (tmp_path / "job.py").read_text(encoding="utf-8") == "old\n"
     assert sorted(os.listdir(tmp_path)) == ["job.py", "templates", "tiny.yaml"]
+
+
+def test_a_long_spec_path_keeps_the_script_ruff_clean_and_is_read_back(write_spec, tmp_path):
+    """The docstring names the spec as it was given: an absolute path too long for the provenance line goes on a
+    line of its own (one word: within ruff's rule at any width), and specc check-compiled still finds it."""
+    from specc.compiler.stale import compiled_from
+
+    path = write_spec(MINIMAL, "/".join(["a-project-directory-with-a-long-name"] * 3) + "/tiny.yaml")
+    script = tmp_path / "deep.py"
+    script.write_text(api.compile(api.load(path), str(script)), encoding="utf-8")
+    docstring = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8")), clean=False).split("\n")
+    at = docstring.index(str(path))
+    assert re.fullmatch(r"Compiled by specc \S+ for Ray \S+ from", docstring[at - 1]), docstring
+    assert compiled_from(str(script)) == str(path)
+    command = [sys.executable, "-m", "ruff", "check", "--config", str(ROOT / "pyproject.toml"), "--no-cache"]
+    done = subprocess.run([*command, str(script)], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stdout
 
 
 def test_a_long_description_is_wrapped_within_the_line_length(write_spec, tmp_path):
