@@ -34,6 +34,15 @@ def test_ci_runs_the_readme_test_command():
     assert "pytest" in readme_command("test")
 
 
+def test_the_readme_test_command_runs_every_test_directory():
+    """It names the test directories (the fast ones under xdist, e2e alone): a new one must be added there, or CI
+    would never run it."""
+    named = set(re.findall(r"\btests/(\w+)", readme_command("test")))
+    holding = {path.relative_to(ROOT / "tests").parts[0] for path in (ROOT / "tests").rglob("test_*.py")}
+    assert holding <= named, holding - named
+    assert not list((ROOT / "tests").glob("test_*.py"))  # none at the top, outside every directory named
+
+
 def test_every_problem_code_is_documented():
     documented = set(re.findall(r"^\| ([EW]\d{3}) \| ([\w-]+) \|", (ROOT / "docs" / "problems.md").read_text(), re.M))
     assert documented == {(code, name) for code, (name, _) in CODES.items()}
