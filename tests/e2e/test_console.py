@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import FIXTURES, specc_cli
+from .conftest import FIXTURES, read_best, read_results, specc_cli
 
 pytestmark = pytest.mark.slow
 
@@ -104,20 +104,22 @@ framework: torch
 model:
   type: custom
   factory: "console_crash_models:make"
-  kwargs: {{crash_at_epoch: 0, armed: "{armed}", log: "{log}"}}
+  kwargs: {{crash_at_epoch: 1, armed: "{armed}", log: "{log}"}}
 dataset: {{type: digits, batch_size: 64}}
 training:
-  epochs: 1
+  epochs: 3
   optimizer: {{type: sgd, lr: 0.05}}
   metrics: [accuracy]
+  checkpoint_every: 1
 scaling: {{num_workers: 1}}
 run: {{max_failures: 1}}
 """
 
 
 def test_a_worker_error_and_ray_trains_retry_reach_the_console(tmp_path):
-    """The model raises in the worker on its first epoch: Ray Train's failure decision (RETRY) and the worker's
-    error are on the console, the retried run finishes, and the rest of Ray's output stays in ray.log."""
+    """The model raises in the worker as its second epoch starts (run.max_failures 1): Ray Train's failure decision
+    (RETRY) and the worker's error are on the console, a new worker group goes on from the last checkpoint within the
+    same run, and the rest of Ray's output stays in ray.log."""
     shutil.copyfile(FIXTURES / "crash_models.py", tmp_path / "console_crash_models.py")
     (tmp_path / "armed").touch()
     spec = tmp_path / "spec.yaml"
@@ -128,7 +130,17 @@ def test_a_worker_error_and_ray_trains_retry_reach_the_console(tmp_path):
     assert re.search(r"^\(TrainController pid=\d+\) \[FailurePolicy\] RETRY", text, re.M), text
     assert "RuntimeError: simulated crash: the worker died mid-run" in text
     assert "Reporting training result" not in text
-    assert "Reporting training result" in (tmp_path / "runs" / "console-retry" / "ray.log").read_text(encoding="utf-8")
+    run_dir = tmp_path / "runs" / "console-retry"
+    assert "Reporting training result" in (run_dir / "ray.log").read_text(encoding="utf-8")
+
+    pids = (tmp_path / "epochs.log").read_text(encoding="utf-8").split()  # the process that started each epoch
+    assert not (tmp_path / "armed").exists()
+    assert len(pids) == 4, pids  # epoch 0, the crash at epoch 1; after the restart epochs 1 and 2
+    assert pids[0] == pids[1] != pids[2] == pids[3]  # a new worker process took over
+    header, rows = read_results(run_dir)
+    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
+    assert [row["epoch"] for row in rows] == [0, 1, 2]  # from the checkpoint of epoch 0: each epoch once
+    assert read_best(run_dir)["metrics"]["epoch"] == 2
 
 
 SEARCH = """\

@@ -1,5 +1,6 @@
 """Run directories belong to one run (SPEC §8): an interrupted run resumes from its last checkpoint and keeps
-counting epochs; an existing run is never overwritten by accident."""
+counting epochs; an existing run is never overwritten by accident. (run.max_failures' retry of a failed worker
+group from its last checkpoint, within the run: tests/e2e/test_console.py, which also watches its console.)"""
 
 from __future__ import annotations
 
@@ -78,26 +79,6 @@ def test_resume_continues_an_interrupted_run(tmp_path, spec_file, factory_module
     assert rows[:2] == [pytest.approx(row) for row in before]  # the interrupted run's epochs, as reported then
     assert read_best(run_dir)["metrics"]["epoch"] == 3
     assert latest_checkpoint_state(run_dir)["epoch"] == 3
-
-
-def test_failed_worker_group_is_retried_from_its_last_checkpoint(tmp_path, spec_file, factory_module, local_ray):
-    """run.max_failures: Ray restarts the worker group from the last checkpoint, within the same run."""
-    factory_module("crash_models.py", "e2e_crash_models")
-    armed, log = tmp_path / "armed", tmp_path / "epochs.log"
-    armed.touch()
-    text = CRASHING.format(armed=armed, log=log).replace("crash_at_epoch: 2", "crash_at_epoch: 1")
-    spec = spec_file(text.replace("epochs: 4", "epochs: 3").replace("max_failures: 0", "max_failures: 1"))
-
-    result = run_spec(spec, storage_path=tmp_path / "runs")
-
-    pids = epoch_log(log)
-    assert not armed.exists()
-    assert len(pids) == 4, pids  # epoch 0, the crash at epoch 1; after the restart epochs 1 and 2
-    assert pids[0] == pids[1] != pids[2] == pids[3]  # a new worker process took over
-    header, rows = read_results(result.run_dir)
-    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
-    assert [row["epoch"] for row in rows] == [0, 1, 2]
-    assert read_best(result.run_dir)["metrics"]["epoch"] == 2
 
 
 QUICK = """\
