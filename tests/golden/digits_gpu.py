@@ -121,13 +121,13 @@ def make_loaders(config, rank, world):
     (x_train, y_train), (x_val, y_val) = load_data(data)
     train = Batches(x_train, y_train, data["batch_size"], seed=data["shuffle_seed"])
     val = Batches(x_val[rank::world], y_val[rank::world], data["batch_size"])
-    # Pinned host memory; prepare_data_loader then copies each batch to the GPU with non_blocking=True on its
-    # own CUDA stream (auto_transfer), overlapping the copy with compute.
+    # Pinned host memory (where there is CUDA: not in a --smoke run on a CPU machine); prepare_data_loader then
+    # copies each batch to the GPU with non_blocking=True on its own CUDA stream, overlapping the copy with compute.
     train_loader = ray.train.torch.prepare_data_loader(
-        torch.utils.data.DataLoader(train, batch_size=None, pin_memory=True)
+        torch.utils.data.DataLoader(train, batch_size=None, pin_memory=torch.cuda.is_available())
     )
     val_loader = ray.train.torch.prepare_data_loader(
-        torch.utils.data.DataLoader(val, batch_size=None, pin_memory=True),
+        torch.utils.data.DataLoader(val, batch_size=None, pin_memory=torch.cuda.is_available()),
         add_dist_sampler=False,
     )
     return train, train_loader, val_loader, x_train.shape[1:], 10

@@ -212,7 +212,7 @@ def golden_text(stem: str) -> str:
 
 GPU_PATHS = (
     'TorchConfig(backend="nccl" if scaling["use_gpu"] else "gloo")',
-    "pin_memory=True",
+    "pin_memory=torch.cuda.is_available()",  # not pinned where --smoke runs on a CPU machine
     "torch.autocast(",
     "GradScaler(",
 )
@@ -263,7 +263,7 @@ def used_paths(spec: str) -> dict[str, bool]:
         "def make_lr_schedule(": e.training.lr_schedule.type != "none",
         "GradScaler(": e.training.mixed_precision,
         "clip_grad_norm_(": e.training.grad_clip_norm is not None,
-        "pin_memory=True": e.scaling.use_gpu and e.dataset.loader != "ray_data",
+        "pin_memory=torch.cuda.is_available()": e.scaling.use_gpu and e.dataset.loader != "ray_data",
         '"nccl"': e.scaling.backend == "nccl",
         "def load_factory(": "custom" in (e.model.type, e.dataset.type),
         "import importlib": "custom" in (e.model.type, e.dataset.type),
