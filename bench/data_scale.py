@@ -5,7 +5,7 @@ One epoch's rows/s and the peak memory of all the run's Ray processes together, 
 - tables: a generated parquet directory at two sizes (default 1 GB and 2 GB of float32 rows, 4x and 8x the
   256 MiB object store the run's Ray is given), streamed with Ray Data (specc's `type: parquet`);
 - images: a folder of generated PNGs (default 20,000, 32x32 RGB, one directory per class), streamed with
-  read_images (specc's `type: image_folder`, loader ray_data);
+  Ray Data (specc's `type: image_folder`, loader ray_data: its ImageBlocks datasource);
 - beside each, the same model on a slice that fits in memory: the slice's rows (images) as NumPy arrays from a
   `type: custom` data set, batched from memory (specc's in-memory path), with the same workers and object store.
 
@@ -138,7 +138,7 @@ def write_images(directory: Path, count: int) -> int:
     """`count` 32x32 RGB PNGs in 10 class directories: a class's colour plus noise."""
     from PIL import Image
 
-    marker = directory.with_name(directory.name + ".count")  # beside it: read_images reads every file inside
+    marker = directory.with_name(directory.name + ".count")  # beside it: the folder's listing reads every file inside
     if marker.exists() and int(marker.read_text()) == count:
         return count
     shutil.rmtree(directory, ignore_errors=True)

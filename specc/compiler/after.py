@@ -24,8 +24,9 @@ from specc.spec import Experiment
 # What the after-training templates use beyond the training script's imports (pruned below when unused)
 AFTER_MODULES = ("argparse", "json", "logging", "math", "os", "warnings")
 EXPORT_MODULES = ("shutil", "tempfile", "warnings")
-PREDICT_MODULES = ("argparse", "io", "json", "logging", "os", "tempfile", "time", "warnings")
-PREDICT_THIRD = ("numpy as np", "pyarrow", "pyarrow.compute", "pyarrow.csv", "pyarrow.parquet", "ray", "ray.data")
+PREDICT_MODULES = ("argparse", "functools", "io", "json", "logging", "os", "tempfile", "time", "warnings")
+PREDICT_THIRD = ("PIL.Image", "numpy as np", "pyarrow", "pyarrow.compute", "pyarrow.csv", "pyarrow.fs")
+PREDICT_THIRD += ("pyarrow.parquet", "ray", "ray.data")
 
 
 def compile_after(experiment: Experiment, output: str, recorded: str, exports: bool = False) -> str:

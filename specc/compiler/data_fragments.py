@@ -35,8 +35,8 @@ def data_imports(plan: Plan) -> tuple[set[str], set[str]]:
         froms.add("from ray.data.aggregate import " + ", ".join(_aggregates(plan)))
     if plan.data_source == "files" and _preprocessors(plan):
         froms.add("from ray.data.preprocessors import " + ", ".join(_preprocessors(plan)))
-    if plan.data_source == "image_folder" and plan.loader != "ray_data":
-        modules.add("PIL.Image")
+    if plan.data_source == "image_folder":
+        modules |= {"io", "PIL.Image"}  # decoded_image (ImageBlocks' tasks, or the DataLoaders' workers)
     return modules, froms
 
 

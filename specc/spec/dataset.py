@@ -444,7 +444,7 @@ class ImageFolder(DatasetBase):
         "Number of classes; default: the class directories counted at run time.", None
     )
     loader: Literal["torch_dataloader", "ray_data"] = describe(
-        "ray_data: read_images decodes and resizes in Ray Data tasks, streamed into the workers; torch_dataloader "
+        "ray_data: Ray Data's tasks decode and resize the images, streamed into the workers; torch_dataloader "
         "(torch only): each worker's DataLoader decodes its files (loader_workers processes).",
         "ray_data",
     )

@@ -344,8 +344,8 @@ def test_an_image_folder_of_digits_trains_to_90_percent(variant, digit_folder, t
     if variant == "torch-ray_data":
         return  # the other two predict: a model trained on DataLoader's decoding, and a Keras one
 
-    # specc predict (issue 20): every image below the folder, decoded by Ray Data as training's read_images decodes
-    # them, named by their path; on the validation images exactly as accurate as the evaluation
+    # specc predict (issue 20): every image below the folder, decoded in Ray Data's tasks as training decoded them,
+    # named by their path; on the validation images exactly as accurate as the evaluation
     output = tmp_path / "predicted.parquet"
     argv = ["predict", str(result.run_dir), str(tmp_path / "digits"), "-o", str(output), "--root", str(tmp_path)]
     assert main(argv) == 0
@@ -358,7 +358,7 @@ def test_an_image_folder_of_digits_trains_to_90_percent(variant, digit_folder, t
     np.testing.assert_allclose(predicted.filter(like="probability_").sum(axis=1), 1.0, rtol=1e-9)
     module = compiled_module(spec, tmp_path, f"images_{framework}_{loader}")
     lists = module.image_lists({**module.CONFIG["dataset"], "path": str(tmp_path / "digits")})
-    prefix = lists["files"]["prefixes"]["validation"]
+    prefix = f"{(tmp_path / 'digits').resolve()}/"
     held_out = {path[len(prefix) :]: label for path, label in lists["files"]["validation"]}
     right = predicted[predicted["path"].isin(list(held_out))]
     right = (right["predicted_class"] == right["path"].map(lambda path: str(held_out[path]))).to_numpy()

@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import fcntl
 import functools
+import io
 import json
 import logging
 import math
@@ -30,6 +31,7 @@ import time
 
 import numpy as np
 import pandas as pd
+import PIL.Image
 import pyarrow
 import pyarrow.fs
 import pyarrow.types
@@ -291,7 +293,7 @@ def image_lists(cfg):
         )
     held_out = in_validation(pyarrow.table({"path": [path[len(prefix) :] for path, _ in files]}), cfg)
     train = [item for item, out in zip(files, held_out, strict=True) if not out]
-    val, val_prefix = [item for item, out in zip(files, held_out, strict=True) if out], prefix
+    val = [item for item, out in zip(files, held_out, strict=True) if out]
     order = np.random.default_rng(cfg["shuffle_seed"])
     train, val = [train[i] for i in order.permutation(len(train))], [val[i] for i in order.permutation(len(val))]
     if not train or not val:
@@ -310,34 +312,101 @@ def image_lists(cfg):
         "input_shape": shape,
         "num_outputs": num_outputs,
     }
-    files = {"train": train, "validation": val, "prefixes": {"train": prefix, "validation": val_prefix}}
+    files = {"train": train, "validation": val}
     return {"files": files, "input_shape": shape, "num_outputs": num_outputs, "fitted": fitted}
+
+
+def decoded_image(path, size, mode):
+    """The image file at `path` (a local path or a URI: s3://, gs://, ...) as a uint8 array, decoded as Ray Data's
+    read_images decodes it: resized to `size` (height, width) with bilinear filtering, then converted to `mode`
+    (L: height x width; RGB: height x width x 3)."""
+    files, where = pyarrow.fs.FileSystem.from_uri(path) if "://" in path else (pyarrow.fs.LocalFileSystem(), path)
+    with files.open_input_file(where) as source:
+        data = source.readall()
+    try:
+        image = PIL.Image.open(io.BytesIO(data))
+        if image.size != (size[1], size[0]):
+            image = image.resize((size[1], size[0]), resample=PIL.Image.BILINEAR)
+        return np.asarray(image if image.mode == mode else image.convert(mode))
+    except (PIL.UnidentifiedImageError, OSError) as problem:  # not an image, or a truncated one
+        raise ValueError(f"{path} is not an image PIL can read: {problem}") from None
+
+
+IMAGE_BLOCK_BYTES = 4 << 20  # the decoded pixels of a Ray Data block of images
+FILES_PER_READ = 64, 1024  # the fewest and the most images a read task decodes
+
+
+class ImageBlocks(ray.data.Datasource):
+    """Image files (paths or URIs) as Ray Data rows: "image", each decoded by decoded_image, beside the values of
+    `columns` in the files' order ({name: a list as long as `paths`}: a class index, a path). A read task decodes
+    a run of files, a block of IMAGE_BLOCK_BYTES of pixels at a time: Ray's read_images makes a block of each file,
+    and cost about five times the CPU per small image (bench/data_scale.py). With `shuffle` (a FileShuffleConfig),
+    the files in a new seeded order every pass."""
+
+    def __init__(self, paths, size, mode, columns, shuffle=None):
+        self.paths, self.size, self.mode, self.columns = list(paths), tuple(size), mode, columns
+        self.shuffle, self.passes = shuffle, 0
+
+    def estimate_inmemory_data_size(self):
+        return len(self.paths) * self.pixels()
+
+    def pixels(self):
+        return self.size[0] * self.size[1] * (1 if self.mode == "L" else 3)
+
+    def get_read_tasks(self, parallelism, per_task_row_limit=None, data_context=None):
+        order = np.arange(len(self.paths))
+        if self.shuffle is not None:
+            np.random.default_rng(self.shuffle.get_seed(self.passes)).shuffle(order)
+            self.passes += 1
+        fewest, most = FILES_PER_READ
+        tasks = min(max(parallelism, -(-len(order) // most)), max(len(order) // fewest, 1))
+        reads = []
+        for chosen in np.array_split(order, tasks):
+            paths = [self.paths[i] for i in chosen]
+            columns = {name: [values[i] for i in chosen] for name, values in self.columns.items()}
+            reads.append(
+                ray.data.ReadTask(
+                    functools.partial(decoded_blocks, paths, columns, self.size, self.mode, self.pixels()),
+                    ray.data.block.BlockMetadata(
+                        len(paths), len(paths) * self.pixels(), input_files=None, exec_stats=None
+                    ),
+                    per_task_row_limit=per_task_row_limit,  # a limit Ray Data pushed into the read
+                )
+            )
+        return reads
+
+
+def decoded_blocks(paths, columns, size, mode, pixels):
+    """The images at `paths`, decoded, with their `columns`, as blocks of IMAGE_BLOCK_BYTES of pixels."""
+    per_block = max(IMAGE_BLOCK_BYTES // pixels, 1)
+    for start in range(0, len(paths), per_block):
+        images = np.stack([decoded_image(path, size, mode) for path in paths[start : start + per_block]])
+        rest = {name: np.asarray(values[start : start + per_block]) for name, values in columns.items()}
+        yield ray.data.block.BlockAccessor.batch_to_block({"image": images, **rest})
 
 
 @streaming_limits()
 def make_datasets(cfg, cpus):
-    """Train and validation Ray Datasets of the images, decoded and resized by Ray Data's read_images and streamed
-    into the workers, its tasks taking `cpus` CPUs in all (scaling.data_cpus); and what the model needs to know."""
+    """Train and validation Ray Datasets of the images, decoded and resized in Ray Data's tasks (ImageBlocks) and
+    streamed into the workers, its tasks taking `cpus` CPUs in all (scaling.data_cpus); and what the model needs to
+    know."""
     facts = image_lists(cfg)
-    files = facts.pop("files")
-    read = {"size": tuple(cfg["image_size"]), "mode": "L", "include_paths": True}
-    order = {"shuffle": ray.data.FileShuffleConfig(seed=cfg["shuffle_seed"])}  # a new order of the files each epoch
+    files, size = facts.pop("files"), cfg["image_size"]
+    mode = "L"
+    order = ray.data.FileShuffleConfig(seed=cfg["shuffle_seed"])  # a new order of the files each epoch
     datasets = {}
     for name in ("train", "validation"):
-        images = ray.data.read_images([path for path, _ in files[name]], **read, **(order if name == "train" else {}))
-        labels = {"prefix": files["prefixes"][name], "classes": facts["fitted"]["classes"]}
-        datasets[name] = limited(images.map_batches(model_inputs, fn_kwargs=labels), cpus)
+        paths, labels = [path for path, _ in files[name]], [label for _, label in files[name]]
+        images = ImageBlocks(paths, size, mode, {"y": labels}, order if name == "train" else None)
+        datasets[name] = limited(ray.data.read_datasource(images).map_batches(model_inputs), cpus)
     return datasets, facts
 
 
-def model_inputs(batch, prefix, classes):
-    """float32 images in [0, 1] (channels, height, width), and each one's class index: the
-    directory below the root that holds it."""
+def model_inputs(batch):
+    """float32 images in [0, 1] (channels, height, width), and each one's class index."""
     images = batch["image"].astype(np.float32) / 255.0
     images = images.reshape(*images.shape[:3], -1)  # grayscale images come without a channel axis
-    index = {name: i for i, name in enumerate(classes)}
-    y = np.array([index[path[len(prefix) :].split("/", 1)[0]] for path in batch["path"]], np.int64)
-    return {"x": np.ascontiguousarray(images.transpose(0, 3, 1, 2)), "y": y}
+    return {"x": np.ascontiguousarray(images.transpose(0, 3, 1, 2)), "y": batch["y"]}
 
 
 def make_loaders(config):

@@ -11,6 +11,7 @@ Compiled by specc 0.1.0 for Ray 2.60.0 from spec.resolved.yaml beside it
 """
 
 import argparse
+import functools
 import io
 import json
 import logging
@@ -20,8 +21,10 @@ import time
 import warnings
 
 import numpy as np
+import PIL.Image
 import pyarrow
 import pyarrow.csv
+import pyarrow.fs
 import pyarrow.parquet
 import ray
 import ray.data
@@ -153,11 +156,80 @@ def image_paths(root):
 
 
 def read_input(path, fitted):
-    """The images as Ray Data reads them for training: resized to image_size (bilinear) and converted to
-    preprocessing.json's channels (L or RGB); each with its path."""
+    """The images decoded as training decoded them (decoded_image): resized to image_size (bilinear) and converted
+    to preprocessing.json's channels (L or RGB); each with its path."""
     paths = image_paths(path)
     mode = "L" if fitted["channels"] == 1 else "RGB"
-    return ray.data.read_images(paths, size=tuple(fitted["image_size"]), mode=mode, include_paths=True), "path"
+    return ray.data.read_datasource(ImageBlocks(paths, fitted["image_size"], mode, {"path": paths})), "path"
+
+
+def decoded_image(path, size, mode):
+    """The image file at `path` (a local path or a URI: s3://, gs://, ...) as a uint8 array, decoded as Ray Data's
+    read_images decodes it: resized to `size` (height, width) with bilinear filtering, then converted to `mode`
+    (L: height x width; RGB: height x width x 3)."""
+    files, where = pyarrow.fs.FileSystem.from_uri(path) if "://" in path else (pyarrow.fs.LocalFileSystem(), path)
+    with files.open_input_file(where) as source:
+        data = source.readall()
+    try:
+        image = PIL.Image.open(io.BytesIO(data))
+        if image.size != (size[1], size[0]):
+            image = image.resize((size[1], size[0]), resample=PIL.Image.BILINEAR)
+        return np.asarray(image if image.mode == mode else image.convert(mode))
+    except (PIL.UnidentifiedImageError, OSError) as problem:  # not an image, or a truncated one
+        raise ValueError(f"{path} is not an image PIL can read: {problem}") from None
+
+
+IMAGE_BLOCK_BYTES = 4 << 20  # the decoded pixels of a Ray Data block of images
+FILES_PER_READ = 64, 1024  # the fewest and the most images a read task decodes
+
+
+class ImageBlocks(ray.data.Datasource):
+    """Image files (paths or URIs) as Ray Data rows: "image", each decoded by decoded_image, beside the values of
+    `columns` in the files' order ({name: a list as long as `paths`}: a class index, a path). A read task decodes
+    a run of files, a block of IMAGE_BLOCK_BYTES of pixels at a time: Ray's read_images makes a block of each file,
+    and cost about five times the CPU per small image (bench/data_scale.py). With `shuffle` (a FileShuffleConfig),
+    the files in a new seeded order every pass."""
+
+    def __init__(self, paths, size, mode, columns, shuffle=None):
+        self.paths, self.size, self.mode, self.columns = list(paths), tuple(size), mode, columns
+        self.shuffle, self.passes = shuffle, 0
+
+    def estimate_inmemory_data_size(self):
+        return len(self.paths) * self.pixels()
+
+    def pixels(self):
+        return self.size[0] * self.size[1] * (1 if self.mode == "L" else 3)
+
+    def get_read_tasks(self, parallelism, per_task_row_limit=None, data_context=None):
+        order = np.arange(len(self.paths))
+        if self.shuffle is not None:
+            np.random.default_rng(self.shuffle.get_seed(self.passes)).shuffle(order)
+            self.passes += 1
+        fewest, most = FILES_PER_READ
+        tasks = min(max(parallelism, -(-len(order) // most)), max(len(order) // fewest, 1))
+        reads = []
+        for chosen in np.array_split(order, tasks):
+            paths = [self.paths[i] for i in chosen]
+            columns = {name: [values[i] for i in chosen] for name, values in self.columns.items()}
+            reads.append(
+                ray.data.ReadTask(
+                    functools.partial(decoded_blocks, paths, columns, self.size, self.mode, self.pixels()),
+                    ray.data.block.BlockMetadata(
+                        len(paths), len(paths) * self.pixels(), input_files=None, exec_stats=None
+                    ),
+                    per_task_row_limit=per_task_row_limit,  # a limit Ray Data pushed into the read
+                )
+            )
+        return reads
+
+
+def decoded_blocks(paths, columns, size, mode, pixels):
+    """The images at `paths`, decoded, with their `columns`, as blocks of IMAGE_BLOCK_BYTES of pixels."""
+    per_block = max(IMAGE_BLOCK_BYTES // pixels, 1)
+    for start in range(0, len(paths), per_block):
+        images = np.stack([decoded_image(path, size, mode) for path in paths[start : start + per_block]])
+        rest = {name: np.asarray(values[start : start + per_block]) for name, values in columns.items()}
+        yield ray.data.block.BlockAccessor.batch_to_block({"image": images, **rest})
 
 
 def model_inputs(batch, fitted):

@@ -192,9 +192,109 @@ def test_ray_data_images_become_model_inputs_with_their_class(write_spec):
     torch_script = script_of(
         write_spec, spec_text("{type: image_folder, path: images, image_size: [2, 2], channels: 1}")
     )
-    batch = {"image": np.full((2, 2, 2), 255, np.uint8), "path": np.array(["/r/b/x.png", "/r/a/deep/y.png"])}
-    inputs = torch_script.model_inputs(batch, "/r/", ["a", "b"])
+    batch = {"image": np.full((2, 2, 2), 255, np.uint8), "y": np.array([1, 0])}
+    inputs = torch_script.model_inputs(batch)
     assert inputs["x"].shape == (2, 1, 2, 2) and inputs["x"].max() == 1.0 and inputs["y"].tolist() == [1, 0]
+
+
+@pytest.fixture
+def image_script(write_spec):
+    return script_of(write_spec, spec_text("{type: image_folder, path: images, image_size: [6, 5]}"))
+
+
+def varied_images(root) -> list[str]:
+    """Images of every kind decoded differently: sizes other than image_size, grayscale, RGBA, a palette, a JPEG."""
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    root.mkdir(parents=True, exist_ok=True)
+    made = {
+        "gray.png": Image.fromarray(rng.integers(0, 256, (9, 7), np.uint8)),
+        "rgba.png": Image.fromarray(rng.integers(0, 256, (4, 3, 4), np.uint8)),
+        "rgb.jpg": Image.fromarray(rng.integers(0, 256, (12, 10, 3), np.uint8)),
+        "palette.png": Image.fromarray(rng.integers(0, 256, (6, 5, 3), np.uint8)).convert("P"),
+        "exact.png": Image.fromarray(rng.integers(0, 256, (6, 5, 3), np.uint8)),
+    }
+    for name, image in made.items():
+        image.save(root / name)
+    return [str(root / name) for name in sorted(made)]
+
+
+@pytest.mark.parametrize("mode", ["RGB", "L"])
+def test_images_are_decoded_pixel_for_pixel_as_ray_datas_read_images_decodes_them(image_script, tmp_path, mode):
+    """Training (ImageBlocks and the DataLoaders' ImageFiles) and specc predict decode through decoded_image; a
+    model trained on one decoding and served on another would see other pixels."""
+    import pyarrow.fs
+    from ray.data._internal.datasource.image_datasource import ImageDatasource
+    from ray.data.block import BlockAccessor
+
+    paths = varied_images(tmp_path / "images")
+    ray_reads = ImageDatasource(paths, size=(6, 5), mode=mode)
+    for path in paths:
+        with pyarrow.fs.LocalFileSystem().open_input_file(path) as source:
+            (block,) = ray_reads._read_stream(source, path)
+        expected = BlockAccessor.for_block(block).to_numpy()["image"][0]
+        got = image_script.decoded_image(path, [6, 5], mode)
+        assert got.dtype == np.uint8 and got.shape == ((6, 5, 3) if mode == "RGB" else (6, 5)), path
+        np.testing.assert_array_equal(got, expected, err_msg=path)
+
+
+def test_image_blocks_read_many_files_a_task_a_bounded_block_at_a_time(image_script, tmp_path, monkeypatch):
+    """Each read task decodes a run of files (not one file a task, as read_images: five times the CPU a small image),
+    yields blocks of at most IMAGE_BLOCK_BYTES of pixels, each image beside its own column values; a limit Ray Data
+    pushes into the read holds."""
+    from ray.data.block import BlockAccessor
+
+    script, root = image_script, tmp_path / "images"
+    paths = []
+    for index in range(300):
+        png(root / f"{index % 3}" / f"{index}.png", value=index % 256)
+        paths.append(str(root / f"{index % 3}" / f"{index}.png"))
+    monkeypatch.setattr(script, "IMAGE_BLOCK_BYTES", 6 * 5 * 3 * 40)  # 40 images a block
+    images = script.ImageBlocks(paths, [6, 5], "RGB", {"y": [index % 3 for index in range(300)], "path": paths})
+    tasks = images.get_read_tasks(parallelism=200)
+    fewest, most = script.FILES_PER_READ
+    assert len(tasks) == 300 // fewest and all(fewest <= task.metadata.num_rows <= most for task in tasks)
+    blocks = [block for task in tasks for block in task()]
+    assert max(block.num_rows for block in blocks) == 40
+    read = BlockAccessor.for_block(pa.concat_tables(blocks)).to_numpy()
+    assert read["path"].tolist() == paths  # in the files' order: validation's, and predict's
+    assert read["y"].tolist() == [index % 3 for index in range(300)]
+    pixels = read["image"]
+    assert pixels.shape == (300, 6, 5, 3) and pixels[:, 0, 0, 0].tolist() == [index % 256 for index in range(300)]
+    many = script.ImageBlocks(paths * 100, [6, 5], "RGB", {})  # 30,000 files: as many tasks as Ray Data asks for,
+    assert [len(many.get_read_tasks(asked)) for asked in (1, 200, 10_000)] == [30, 200, 468]  # within FILES_PER_READ
+    limited = images.get_read_tasks(parallelism=200, per_task_row_limit=7)
+    assert sum(block.num_rows for block in limited[0]()) == 7
+
+
+def test_image_blocks_deal_the_files_in_a_new_seeded_order_every_pass(image_script, tmp_path):
+    import ray.data
+
+    root = tmp_path / "images"
+    paths = [str(root / f"{index}.png") for index in range(200)]
+
+    def orders(shuffle, passes=3):
+        images = image_script.ImageBlocks(paths, [6, 5], "RGB", {"path": paths}, shuffle)
+        tasks = (images.get_read_tasks(4) for _ in range(passes))
+        return [[path for task in each for path in task.read_fn.args[1]["path"]] for each in tasks]
+
+    assert orders(None) == [paths] * 3  # dataset.shuffle: false, and validation
+    seeded = orders(ray.data.FileShuffleConfig(seed=0))
+    assert all(sorted(order) == sorted(paths) for order in seeded)
+    assert len({tuple(order) for order in seeded}) == 3  # a new order of the images every pass
+    assert seeded == orders(ray.data.FileShuffleConfig(seed=0))  # the same ones in every run
+    assert seeded != orders(ray.data.FileShuffleConfig(seed=1))
+
+
+def test_a_file_that_is_not_an_image_is_named(image_script, tmp_path):
+    bad = tmp_path / "images" / "0" / "broken.png"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n not really")
+    with pytest.raises(ValueError, match=r"broken\.png is not an image PIL can read"):
+        image_script.decoded_image(str(bad), [6, 5], "RGB")
+    png(tmp_path / "images" / "0" / "fine.png", value=7)  # a URI (file://) reads through pyarrow's file systems
+    assert image_script.decoded_image(f"file://{tmp_path}/images/0/fine.png", [6, 5], "L").max() == 7
 
 
 # Every variant of the data code compiles ruff-clean (one ruff run over all of them).
