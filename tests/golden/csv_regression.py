@@ -421,17 +421,17 @@ def make_loaders(config, world):
     max_batches = config["training"].get("max_batches")
     input_shape = config["data"]["input_shape"]
     return (
-        tf_batches(train, global_batch, max_batches, input_shape, shuffle=True),
-        tf_batches(val, global_batch, max_batches, input_shape, shuffle=False),
+        tf_batches(train, global_batch, max_batches, input_shape, shuffle_buffer=True),
+        tf_batches(val, global_batch, max_batches, input_shape, shuffle_buffer=False),
     )
 
 
-def tf_batches(shard, batch_size, max_batches, input_shape, shuffle):
+def tf_batches(shard, batch_size, max_batches, input_shape, shuffle_buffer):
     """A tf.data pipeline over a Ray Dataset shard's batches (a generator, as Ray documents for Keras: Keras
-    reads it to the end each epoch)."""
+    reads it to the end each epoch), through a local shuffle buffer of 4 batches with `shuffle_buffer`."""
 
     def batches():
-        buffer = 4 * batch_size if shuffle else None
+        buffer = 4 * batch_size if shuffle_buffer else None
         for index, batch in enumerate(shard.iter_tf_batches(batch_size=batch_size, local_shuffle_buffer_size=buffer)):
             if index == max_batches:
                 break

@@ -450,12 +450,12 @@ def make_loaders(config):
     train, val = ray.train.get_dataset_shard("train"), ray.train.get_dataset_shard("validation")
     batch_size, device = config["dataset"]["batch_size"], ray.train.torch.get_device()
 
-    def batches(shard, shuffle):
-        buffer = 4 * batch_size if shuffle else None
+    def batches(shard, shuffle_buffer):
+        buffer = 4 * batch_size if shuffle_buffer else None
         for batch in shard.iter_torch_batches(batch_size=batch_size, device=device, local_shuffle_buffer_size=buffer):
             yield batch["x"], batch["y"]
 
-    return (lambda: batches(train, shuffle=True)), (lambda: batches(val, shuffle=False))
+    return (lambda: batches(train, shuffle_buffer=True)), (lambda: batches(val, shuffle_buffer=False))
 
 
 def build_model(cfg, input_shape, num_outputs):

@@ -413,18 +413,19 @@ def make_loaders(config):
     """This worker's shards of the Ray Datasets, as callables that start a new pass over them each epoch."""
     train, val = ray.train.get_dataset_shard("train"), ray.train.get_dataset_shard("validation")
     batch_size, device = config["dataset"]["batch_size"], ray.train.torch.get_device()
+    # no shuffle buffer: ImageBlocks reads the training images in a new order each epoch (it shuffles the files)
     # dataset.augment: random changes to each training image (validation images are never changed)
     augment = v2.Compose([v2.RandomCrop(8, padding=1)])
 
-    def batches(shard, shuffle, augment=None):
-        buffer = 4 * batch_size if shuffle else None
+    def batches(shard, shuffle_buffer, augment=None):
+        buffer = 4 * batch_size if shuffle_buffer else None
         for batch in shard.iter_torch_batches(batch_size=batch_size, device=device, local_shuffle_buffer_size=buffer):
             if augment is None:
                 yield batch["x"], batch["y"]
             else:  # one call per image: a v2 transform given a whole batch draws one crop (flip, angle) for all of it
                 yield torch.stack([augment(image) for image in batch["x"]]), batch["y"]
 
-    return (lambda: batches(train, shuffle=True, augment=augment)), (lambda: batches(val, shuffle=False))
+    return (lambda: batches(train, shuffle_buffer=False, augment=augment)), (lambda: batches(val, shuffle_buffer=False))
 
 
 def build_model(cfg, input_shape, num_outputs):

@@ -5,6 +5,7 @@ checkpoint_every: never writes no checkpoint and refuses --resume. The scripts' 
 
 from __future__ import annotations
 
+import re
 import types
 
 import pytest
@@ -175,8 +176,24 @@ def test_keras_ray_data_batches_stop_after_the_epochs_rows(write_spec, epoch_row
         "dataset: {type: digits, batch_size: 16}", "dataset: {type: digits, batch_size: 16, loader: ray_data}"
     )
     script = script_of(write_spec, spec + TUNE)  # lean: the pipeline itself, no shard of this worker's
-    batches = script.tf_batches(Shard(100, np), 32, max_batches, [4], shuffle=False, epoch_rows=epoch_rows)
+    batches = script.tf_batches(Shard(100, np), 32, max_batches, [4], shuffle_buffer=False, epoch_rows=epoch_rows)
     assert sum(len(y) for _x, y in batches) == rows
+
+
+@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
+@pytest.mark.parametrize("training", ["", ", steps_per_epoch: 3"])
+def test_ray_data_training_batches_pass_a_shuffle_buffer_only_when_the_data_set_shuffles(
+    write_spec, framework, training
+):
+    """A table's rows come in their files' order: a shuffle buffer of four batches mixes them, unless
+    dataset.shuffle is false (a partial epoch of Keras' too: it once buffered whatever the spec said)."""
+    spec = SPEC.format(framework=framework, training=training)
+    for shuffle, buffered in (("", "True"), (", shuffle: false", "False")):
+        dataset = f"dataset: {{type: digits, batch_size: 16, loader: ray_data{shuffle}}}"
+        source = api.compile(api.load(write_spec(spec.replace("dataset: {type: digits, batch_size: 16}", dataset))))
+        call = r"\b(train|val),\s+(?:global_batch,\s+max_batches,\s+input_shape,\s+)?shuffle_buffer=(\w+)"
+        passes = dict(re.findall(call, source))
+        assert passes == {"train": buffered, "val": "False"}, (shuffle, passes)
 
 
 @pytest.mark.parametrize("framework", ["torch", "tensorflow"])
