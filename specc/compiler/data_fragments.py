@@ -3,7 +3,7 @@ Ray Data, the preprocessing fitted on their training split, and the imports that
 
 from __future__ import annotations
 
-from specc.compiler.resolve import Plan, is_searched
+from specc.compiler.resolve import Plan
 
 FILLS = ("mean", "median", "most_frequent")  # dataset.missing values that fit a fill value on the training split
 
@@ -11,7 +11,7 @@ FILLS = ("mean", "median", "most_frequent")  # dataset.missing values that fit a
 def data_context(plan: Plan) -> dict:
     """What the data templates branch on: `fills` (missing values filled), `fits` (Ray Data preprocessors fitted on
     the training split), `streams` (Ray Data streams from storage: CPUs left for it), `fitted` (a preprocessing.json
-    in every checkpoint), `train_buffer` (training batches through a local shuffle buffer: Python source)."""
+    in every checkpoint), `train_buffer` (training batches through a local shuffle buffer)."""
     dataset = plan.experiment.dataset
     fills = getattr(dataset, "missing", None) in FILLS
     fits = plan.data_source == "files" and (dataset.standardize or bool(getattr(dataset, "categorical", [])) or fills)
@@ -20,13 +20,10 @@ def data_context(plan: Plan) -> dict:
 
 
 def _train_buffer(plan: Plan) -> str:
-    """Whether training batches from Ray Data pass through a local shuffle buffer (Python source): rows of a table
-    come in their files' order, but ImageBlocks already reads the images in a new order each epoch."""
-    if plan.data_source == "image_folder":
-        return "False"
-    if is_searched(plan.experiment, "dataset", "shuffle"):
-        return 'config["dataset"]["shuffle"]'
-    return "True" if plan.experiment.dataset.shuffle else "False"
+    """Whether training batches from Ray Data pass through a local shuffle buffer ("True"/"False"): rows of a table
+    come in their files' order, but ImageBlocks already reads the images in a new order each epoch. (A search cannot
+    vary dataset.shuffle with loader ray_data: E213.)"""
+    return "True" if plan.experiment.dataset.shuffle and plan.data_source != "image_folder" else "False"
 
 
 def data_imports(plan: Plan) -> tuple[set[str], set[str]]:
