@@ -320,7 +320,7 @@ def decoded_image(path, size, mode):
     """The image file at `path` (a local path or a URI: s3://, gs://, ...) as a uint8 array, decoded as Ray Data's
     read_images decodes it: resized to `size` (height, width) with bilinear filtering, then converted to `mode`
     (L: height x width; RGB: height x width x 3)."""
-    files, where = pyarrow.fs.FileSystem.from_uri(path) if "://" in path else (pyarrow.fs.LocalFileSystem(), path)
+    files, where = file_system(path)
     with files.open_input_file(where) as source:
         data = source.readall()
     try:
@@ -328,8 +328,13 @@ def decoded_image(path, size, mode):
         if image.size != (size[1], size[0]):
             image = image.resize((size[1], size[0]), resample=PIL.Image.BILINEAR)
         return np.asarray(image if image.mode == mode else image.convert(mode))
-    except (PIL.UnidentifiedImageError, OSError) as problem:  # not an image, or a truncated one
-        raise ValueError(f"{path} is not an image PIL can read: {problem}") from None
+    except (PIL.UnidentifiedImageError, PIL.Image.DecompressionBombError, OSError) as problem:  # or truncated
+        raise ValueError(f"{path!r} is not an image PIL can read: {problem}") from None  # repr: a name's control bytes
+
+
+def file_system(path):
+    """(the pyarrow file system of `path`, its path there): a URI's (s3://, gs://, ...) or the local one's."""
+    return pyarrow.fs.FileSystem.from_uri(path) if "://" in path else (pyarrow.fs.LocalFileSystem(), path)
 
 
 IMAGE_BLOCK_BYTES = 4 << 20  # the decoded pixels of a Ray Data block of images

@@ -316,13 +316,19 @@ def test_image_blocks_deal_the_files_in_a_new_seeded_order_every_pass(image_scri
     assert seeded != orders(ray.data.FileShuffleConfig(seed=1))
 
 
-def test_a_file_that_is_not_an_image_is_named(image_script, tmp_path):
+def test_a_file_that_is_not_an_image_is_named(image_script, tmp_path, monkeypatch):
     bad = tmp_path / "images" / "0" / "broken.png"
     bad.parent.mkdir(parents=True)
     bad.write_bytes(b"\x89PNG\r\n\x1a\n not really")
-    with pytest.raises(ValueError, match=r"broken\.png is not an image PIL can read"):
+    with pytest.raises(ValueError, match=r"broken\.png' is not an image PIL can read"):
         image_script.decoded_image(str(bad), [6, 5], "RGB")
-    png(tmp_path / "images" / "0" / "fine.png", value=7)  # a URI (file://) reads through pyarrow's file systems
+    png(tmp_path / "images" / "0" / "fine.png", value=7)
+    import PIL.Image
+
+    monkeypatch.setattr(PIL.Image, "MAX_IMAGE_PIXELS", 4)  # 16 pixels: more than twice that, PIL's decompression bomb
+    with pytest.raises(ValueError, match=r"fine\.png' is not an image PIL can read: .*decompression bomb"):
+        image_script.decoded_image(str(tmp_path / "images" / "0" / "fine.png"), [6, 5], "L")
+    monkeypatch.undo()  # a URI (file://) reads through pyarrow's file systems
     assert image_script.decoded_image(f"file://{tmp_path}/images/0/fine.png", [6, 5], "L").max() == 7
 
 
