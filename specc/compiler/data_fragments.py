@@ -35,6 +35,7 @@ def data_imports(plan: Plan) -> tuple[set[str], set[str]]:
         modules.add("pyarrow.compute")
     if plan.streams:
         modules |= {"ray.data"}
+        froms.add("from ray.data._internal.execution.execution_callback import ExecutionCallback")  # PacedScheduling
     if dataset.type == "csv":
         modules.add("pyarrow.csv")
     if dataset.type == "parquet":

@@ -476,12 +476,53 @@ def test_streaming_limits_hold_inside_and_the_process_settings_come_back(parquet
     import ray.data
 
     context = ray.data.DataContext.get_current()
-    names = ("target_max_block_size", "override_object_store_memory_limit_fraction", "shuffle_input_batch_bytes")
+    names = (
+        "target_max_block_size",
+        "override_object_store_memory_limit_fraction",
+        "shuffle_input_batch_bytes",
+        "custom_execution_callback_classes",
+    )
     mine = [getattr(context, name) for name in names]
     assert mine[2] == 1 << 30  # Ray's, which the fit must not keep
     with pytest.raises(RuntimeError), parquet_script.streaming_limits():
         assert context.target_max_block_size == parquet_script.BLOCK_BYTES == 8 << 20
         assert context.override_object_store_memory_limit_fraction == parquet_script.STORE_SHARE == 0.25
         assert context.shuffle_input_batch_bytes == parquet_script.SHUFFLE_BATCH_BYTES == 16 << 20
+        # the classes Ray Data's planner makes one of for each execution (the split coordinators' too)
+        assert parquet_script.PacedScheduling in context.execution_callback_classes
         raise RuntimeError("a data problem")
     assert [getattr(context, name) for name in names] == mine
+    assert parquet_script.PacedScheduling not in context.execution_callback_classes
+
+
+class Clock:
+    """time for PacedScheduling: perf_counter reads it, sleep advances it (and records how long)."""
+
+    def __init__(self):
+        self.now, self.slept = 100.0, []
+
+    def perf_counter(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.slept.append(round(seconds, 6))
+        self.now += seconds
+
+
+def test_ray_datas_scheduling_steps_are_paced_only_when_they_did_not_wait(parquet_script, monkeypatch):
+    """Ray Data 2.60's scheduling loop spins while the training holds the stream back: a step that found nothing to
+    do is held to SCHEDULING_STEP_S, a step that waited that long for its tasks goes on at once."""
+    clock = Clock()
+    monkeypatch.setattr(parquet_script, "time", clock)
+    step = parquet_script.SCHEDULING_STEP_S
+    assert step == 0.02  # well under Ray Data's own wait for a running task (0.1 s)
+    paced = parquet_script.PacedScheduling()
+    for _ in range(5):  # steps that took no time: one every SCHEDULING_STEP_S
+        paced.on_execution_step(executor=None)
+    assert clock.slept == [step] * 5 and clock.now == pytest.approx(100.0 + 5 * step)
+    clock.now += 0.005  # a step that took 5 ms: the rest of the interval
+    paced.on_execution_step(executor=None)
+    assert clock.slept[-1] == pytest.approx(step - 0.005)
+    clock.now += 0.1  # a step that waited for its tasks: no delay
+    paced.on_execution_step(executor=None)
+    assert len(clock.slept) == 6
