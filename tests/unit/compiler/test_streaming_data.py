@@ -469,10 +469,11 @@ def test_no_parquet_file_below_the_path_is_said_as_a_missing_file(parquet_script
             parquet_script.ParquetSlices(str(path)).get_read_tasks(200)
 
 
-def test_streaming_limits_hold_inside_and_the_process_settings_come_back(parquet_script):
+def test_streaming_limits_hold_inside_and_the_process_settings_come_back(parquet_script, monkeypatch):
     """make_datasets' data sets take small blocks, a quarter of the store each, and a preprocessor's fit aggregates
     16 MiB at a time (Ray's default gathers 1 GiB of the training split first, spilling what the store cannot hold);
-    an API user's own Ray Data settings are theirs again afterwards, even when making the data sets failed."""
+    Ray Data's scheduling is paced beside the execution callbacks an API user lists; their own Ray Data settings are
+    theirs again afterwards, even when making the data sets failed."""
     import ray.data
 
     context = ray.data.DataContext.get_current()
@@ -482,6 +483,7 @@ def test_streaming_limits_hold_inside_and_the_process_settings_come_back(parquet
         "shuffle_input_batch_bytes",
         "custom_execution_callback_classes",
     )
+    monkeypatch.setattr(context, "custom_execution_callback_classes", [Clock])  # an API user's own (never run here)
     mine = [getattr(context, name) for name in names]
     assert mine[2] == 1 << 30  # Ray's, which the fit must not keep
     with pytest.raises(RuntimeError), parquet_script.streaming_limits():
@@ -489,6 +491,7 @@ def test_streaming_limits_hold_inside_and_the_process_settings_come_back(parquet
         assert context.override_object_store_memory_limit_fraction == parquet_script.STORE_SHARE == 0.25
         assert context.shuffle_input_batch_bytes == parquet_script.SHUFFLE_BATCH_BYTES == 16 << 20
         # the classes Ray Data's planner makes one of for each execution (the split coordinators' too)
+        assert context.custom_execution_callback_classes == [Clock, parquet_script.PacedScheduling]
         assert parquet_script.PacedScheduling in context.execution_callback_classes
         raise RuntimeError("a data problem")
     assert [getattr(context, name) for name in names] == mine
