@@ -33,13 +33,13 @@ CONSUME_S = 0.06  # a training step's time per batch: the consumers are slower t
 
 def paced_scheduling():
     """The PacedScheduling class of a compiled streaming script (specs/csv_regression.yaml)."""
-    workdir = Path(tempfile.mkdtemp(prefix="specc-pace-"))
-    script = workdir / "csv_regression.py"
-    command = [sys.executable, "-m", "specc", "compile", str(ROOT / "specs/csv_regression.yaml"), "-o", str(script)]
-    subprocess.run(command, check=True, capture_output=True, cwd=ROOT)
-    loader = importlib.util.spec_from_file_location("paced_script", script)
-    module = importlib.util.module_from_spec(loader)
-    loader.loader.exec_module(module)
+    with tempfile.TemporaryDirectory(prefix="specc-pace-") as workdir:
+        script = Path(workdir) / "csv_regression.py"
+        spec = ROOT / "specs/csv_regression.yaml"
+        subprocess.run([sys.executable, "-m", "specc", "compile", str(spec), "-o", str(script)], check=True, cwd=ROOT)
+        loader = importlib.util.spec_from_file_location("paced_script", script)
+        module = importlib.util.module_from_spec(loader)
+        loader.loader.exec_module(module)  # read whole here: the directory may go
     return module.PacedScheduling
 
 
@@ -48,9 +48,10 @@ def cpu_seconds(pid: str) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def coordinator_pid() -> str:
+def coordinator_pid(timeout_s: float = 120.0) -> str:
     """The split coordinator actor's process: the one whose command line names it."""
-    while True:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
         for path in glob.glob("/proc/[0-9]*/cmdline"):
             try:
                 if b"SplitCoordinator" in Path(path).read_bytes():
@@ -58,6 +59,7 @@ def coordinator_pid() -> str:
             except OSError:
                 continue
         time.sleep(0.2)
+    raise RuntimeError(f"no split coordinator process appeared within {timeout_s:g} s")
 
 
 def run(paced: bool) -> dict:
