@@ -312,9 +312,29 @@ def trackers(run_dir):
     result.json are always written: they are Ray's record of the trial, which Tuner.restore and results.csv read."""
     os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"  # only these: Tune would add loggers of its own
     return [
-        CSVLoggerCallback(),
-        JsonLoggerCallback(),
+        KeptCsv(),
+        KeptJson(),
     ]
+
+
+class KeptRecord:
+    """Ray Tune's progress.csv and result.json writers, which keep what they wrote when a trial is retried. Tune
+    writes each trial's files on the driver and copies them to the run directory in the background; when a trial
+    that failed restarts (run.max_failures), Tune 2.60 copies the run directory's back over the files it has been
+    appending to, and that copy may not hold the last epochs yet (seen: a retried trial's result.json without the
+    epoch before its crash). Only a file not written here yet, a resumed run's, is taken from the run directory."""
+
+    def _restore_from_remote(self, file_name, trial):
+        if not os.path.exists(os.path.join(trial.local_path, file_name)):
+            super()._restore_from_remote(file_name, trial)
+
+
+class KeptCsv(KeptRecord, CSVLoggerCallback):
+    """Tune's progress.csv writer (KeptRecord)."""
+
+
+class KeptJson(KeptRecord, JsonLoggerCallback):
+    """Tune's result.json writer (KeptRecord)."""
 
 
 # Progress a person can follow, on this process's stdout (--quiet: none): one line per trial event,

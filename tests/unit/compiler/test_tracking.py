@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import types
+from pathlib import Path
 
+import pyarrow.fs
 import pytest
 
 from specc import api
@@ -67,14 +70,14 @@ def no_ray(monkeypatch):
 @pytest.mark.parametrize(
     ("callbacks", "loggers"),
     [
-        ("[]", ["CSVLoggerCallback()", "JsonLoggerCallback()"]),
-        ("[csv, json]", ["CSVLoggerCallback()", "JsonLoggerCallback()"]),
-        ("[tensorboard]", ["CSVLoggerCallback()", "JsonLoggerCallback()", "TBXLoggerCallback()"]),
+        ("[]", ["KeptCsv()", "KeptJson()"]),
+        ("[csv, json]", ["KeptCsv()", "KeptJson()"]),
+        ("[tensorboard]", ["KeptCsv()", "KeptJson()", "TBXLoggerCallback()"]),
         (
             "[mlflow, wandb]",
             [
-                "CSVLoggerCallback()",
-                "JsonLoggerCallback()",
+                "KeptCsv()",
+                "KeptJson()",
                 "MLflowLoggerCallback(mlflow_uri(run_dir), experiment_name=RUN_NAME)",
                 "WandbLogger(project=RUN_NAME, **wandb_options(run_dir))",
             ],
@@ -150,6 +153,46 @@ def test_tracking_closes_its_mlflow_run_failed_when_retries_are_used_up(write_sp
     assert found.data.params["training.epochs"] == "3"
     with open(f"{run_dir}/progress.csv", encoding="utf-8") as f:
         assert f.read().splitlines() == ["epoch,train_loss,val_loss", "0,1.0,0.9", "1,0.8,0.7"]
+
+
+class Trial:
+    """What Ray Tune's logger callbacks use of a trial: the files it writes on the driver (`local_path`), the
+    trial's directory in the run directory, and its checkpoint (Tune restores the files only for a trial that
+    has one)."""
+
+    def __init__(self, local_path, stored):
+        self.local_path, self.config, self.checkpoint = str(local_path), {"lr": 0.01}, object()
+        self.storage = types.SimpleNamespace(trial_fs_path=str(stored), storage_filesystem=pyarrow.fs.LocalFileSystem())
+
+    def init_local_path(self):
+        os.makedirs(self.local_path, exist_ok=True)
+
+
+def test_a_retried_trial_keeps_the_epochs_logged_before_its_failure(write_spec, tmp_path, monkeypatch):
+    """Tune restarts a failed trial (run.max_failures) with its files copied back from the run directory, which it
+    updates in the background: the copy there may lack the last epoch. The loggers keep what they wrote (Ray's own
+    would lose epoch 1 here), and a resumed run, which has written nothing yet, starts from the run directory's."""
+    monkeypatch.setenv("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "0")  # trackers() sets it: restored afterwards
+    script = script_of(write_spec, SEARCH.format(callbacks="[]"))
+    stored = tmp_path / "run" / "trial_0"
+    stored.mkdir(parents=True)
+    (stored / "result.json").write_text('{"epoch": 0}\n', encoding="utf-8")  # a resumed run's epoch 0
+    (stored / "progress.csv").write_text("epoch\n0\n", encoding="utf-8")
+    trial = Trial(tmp_path / "driver" / "trial_0", stored)
+    loggers = script.trackers(str(tmp_path / "run"))
+
+    for logger in loggers:
+        logger.on_trial_start(0, [trial], trial)  # resumed: the run directory's epochs are taken
+        logger.on_trial_result(1, [trial], trial, {"epoch": 1})
+        logger.on_trial_recover(2, [trial], trial)  # failed; Tune's background copy has not caught up
+        logger.on_trial_start(3, [trial], trial)  # retried
+        logger.on_trial_result(4, [trial], trial, {"epoch": 2})
+        logger.on_trial_complete(5, [trial], trial)
+
+    written = Path(trial.local_path)
+    lines = (written / "result.json").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["epoch"] for line in lines] == [0, 1, 2]
+    assert (written / "progress.csv").read_text(encoding="utf-8").splitlines() == ["epoch", "0", "1", "2"]
 
 
 def test_a_missing_tracker_package_is_a_located_warning_from_validate(write_spec, without):
