@@ -3,7 +3,7 @@
 
 With `tune`, the script hands Ray Tune its own logger callbacks (CSVLoggerCallback, JsonLoggerCallback,
 TBXLoggerCallback, MLflowLoggerCallback, WandbLoggerCallback); csv and json are written for every trial in any
-case, being Ray's record of it, by subclasses that keep a retried trial's epochs (KeptRecord). A single Ray Train
+case, being Ray's record of it, by subclasses that keep a retried trial's reports (KeptRecord). A single Ray Train
 run gets a `ray.train.UserCallback` that writes the same files and runs (Tune's loggers work on Tune trials only).
 """
 

@@ -277,8 +277,8 @@ class KeptRecord:
     """Ray Tune's progress.csv and result.json writers, which keep what they wrote when a trial is retried. Tune
     writes each trial's files on the driver and copies them to the run directory in the background; when a trial
     that failed restarts (run.max_failures), Tune 2.60 copies the run directory's back over the files it has been
-    appending to, and that copy may not hold the last epochs yet (seen: a retried trial's result.json without the
-    epoch before its crash). Only a file not written here yet, a resumed run's, is taken from the run directory."""
+    appending to, and that copy may not hold the last reports yet (seen: a retried trial's result.json without the
+    report before its crash). Only a file not written here yet, a resumed run's, is taken from the run directory."""
 
     def _restore_from_remote(self, file_name, trial):
         if not os.path.exists(os.path.join(trial.local_path, file_name)):
