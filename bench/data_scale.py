@@ -22,8 +22,8 @@ data set's size changes. CPU: the core-seconds each kind of process spent in the
 epoch's progress line arrives): the Train workers, Ray Data's tasks, its split coordinator, and Ray's own processes
 with the driver; what the workers spent beside the in-memory run's is the training, the rest is the data path.
 
-    .venv/bin/python bench/data_scale.py                       # 1 GB, 2 GB, 20,000 images: about 25 min
-    .venv/bin/python bench/data_scale.py --sizes 0.25 --images 4000 --store-mb 96   # a quick look, ~6 min
+    .venv/bin/python bench/data_scale.py                       # 1 GB, 2 GB, 20,000 images: about 27 min
+    .venv/bin/python bench/data_scale.py --sizes 0.25 --images 4000 --store-mb 96   # a quick look, ~7 min
 
 Goals: peak memory < 2 x object store + model memory at both sizes (independent of the data set's size);
 streaming rows/s >= 0.8 x the in-memory run's.
