@@ -295,7 +295,7 @@ def run(workdir: Path, name: str, spec_text: str, store_mb: int, rows: int) -> d
     )
     memory = PeakMemory(process.pid)
     memory.start()
-    started, epochs, output, timed = time.monotonic(), [], [], timed_epochs(name)
+    started, epochs, output, timed = time.monotonic(), [], [], epochs_of(name)[1]
     cpu = []  # each process's CPU seconds as each epoch ended
     for line in process.stdout:
         output.append(line)
@@ -360,13 +360,13 @@ def main(argv=None) -> int:
     try:
         for name, dataset, rows in table_runs(workdir, args) if args.only != "images" else []:
             text = TABLE_SPEC.format(
-                name=name, model=TABLE_MODELS[args.model], dataset=dataset, scaling=SCALING, epochs=epochs_of(name)
+                name=name, model=TABLE_MODELS[args.model], dataset=dataset, scaling=SCALING, epochs=epochs_of(name)[0]
             )
             results.append(run(workdir, name, text, args.store_mb, rows))
             print(line(results[-1]), flush=True)
         for name, dataset, count in image_runs(workdir, args) if args.only != "tables" else []:
             text = IMAGE_SPEC.format(
-                name=name, model=IMAGE_MODEL, dataset=dataset, scaling=SCALING, epochs=epochs_of(name)
+                name=name, model=IMAGE_MODEL, dataset=dataset, scaling=SCALING, epochs=epochs_of(name)[0]
             )
             results.append(run(workdir, name, text, args.store_mb, count))
             print(line(results[-1]), flush=True)
@@ -377,16 +377,13 @@ def main(argv=None) -> int:
     return 0
 
 
-def epochs_of(name: str) -> int:
-    """The epochs a run trains."""
+def epochs_of(name: str) -> tuple[int, int]:
+    """(the epochs a run trains, how many of them, from the first, its figures are timed over: rows/s and CPU are
+    the mean of the epochs after the first of those)."""
     if name.endswith("model-memory"):
-        return MODEL_MEMORY_EPOCHS
-    return IN_MEMORY_EPOCHS if name.endswith("in-memory") else EPOCHS
-
-
-def timed_epochs(name: str) -> int:
-    """The epochs whose ends a run's figures are taken from: rows/s and CPU are the mean of those after the first."""
-    return EPOCHS if name.endswith("model-memory") else epochs_of(name)
+        return MODEL_MEMORY_EPOCHS, EPOCHS
+    epochs = IN_MEMORY_EPOCHS if name.endswith("in-memory") else EPOCHS
+    return epochs, epochs
 
 
 def table_runs(workdir: Path, args) -> list[tuple[str, str, int]]:
