@@ -1,9 +1,12 @@
 """SPEC §12's dataset.augment and loader_workers on a real local Ray: inside a Ray Train worker the training
-batches are augmented and the validation batches are exactly as without augment; a digits cnn trains with
-augmentation on both frameworks, each in one Ray Train worker (Keras' layers run inside MultiWorkerMirroredStrategy's
-input pipeline there; 2 workers would cost ~15 s more for nothing the layers see), to a sensible accuracy; a
-torchvision data set is read by 2 DataLoader worker processes, seen alive from inside the Ray Train worker. (Both
-frameworks' compiled make_loaders are compared batch by batch in tests/unit/compiler/test_augment.py.)"""
+batches are augmented and the validation batches are exactly as without augment (torch); a Keras digits cnn trains
+with augmentation in one Ray Train worker (Keras' layers run inside MultiWorkerMirroredStrategy's input pipeline
+there; 2 workers would cost ~15 s more for nothing the layers see), to a sensible accuracy; a torchvision data set is
+read by 2 DataLoader worker processes, seen alive from inside the Ray Train worker. (Both frameworks' compiled
+make_loaders are compared batch by batch in tests/unit/compiler/test_augment.py.)
+
+The torch cnn with the same three augmentations is specs/digits_cnn_augment.yaml, trained by test_examples_smoke;
+training it here too, to an accuracy, cost 39 s of CI and tried no line the runs here and there leave untried."""
 
 from __future__ import annotations
 
@@ -34,9 +37,8 @@ scaling: {{num_workers: 1}}
 """
 
 
-@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
-def test_a_digits_cnn_trains_with_augmentation(tmp_path, spec_file, local_ray, framework):
-    spec = spec_file(AUGMENTED.format(framework=framework))
+def test_a_keras_digits_cnn_trains_with_augmentation(tmp_path, spec_file, local_ray):
+    spec = spec_file(AUGMENTED.format(framework="tensorflow"))
     result = run_spec(spec, storage_path=tmp_path / "runs", quiet=True)
 
     header, rows = read_results(result.run_dir)
