@@ -5,8 +5,9 @@ there; 2 workers would cost ~15 s more for nothing the layers see), to a sensibl
 read by 2 DataLoader worker processes, seen alive from inside the Ray Train worker. (Both frameworks' compiled
 make_loaders are compared batch by batch in tests/unit/compiler/test_augment.py.)
 
-The torch cnn with the same three augmentations is specs/digits_cnn_augment.yaml, trained by test_examples_smoke;
-training it here too, to an accuracy, cost 39 s of CI and tried no line the runs here and there leave untried."""
+The torch cnn with the same three augmentations is specs/digits_cnn_augment.yaml, which test_examples_smoke trains
+(in Ray Train's local mode: the same train_func and make_loaders); torch's augmentation inside a Train worker is the
+batch-by-batch test here. Training that cnn here as well, to an accuracy, cost 39 s of CI."""
 
 from __future__ import annotations
 

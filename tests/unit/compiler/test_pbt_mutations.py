@@ -193,8 +193,8 @@ scheduler:
 @pytest.mark.parametrize("framework", ["torch", "tensorflow"])
 @pytest.mark.parametrize("scheduler", [PBT_SCHEDULER, PB2_SCHEDULER], ids=["pbt", "pb2"])
 def test_pbt_and_pb2_over_train_runs_are_valid_in_both_frameworks(write_spec, framework, scheduler):
-    """Each framework's train_func starts from config["start_from"] (once E206 for num_workers > 1; both checked
-    end to end: tests/e2e/test_pbt_train.py)."""
+    """Each framework's train_func starts from config["start_from"] (once E206 for num_workers > 1). Torch's is
+    checked end to end by tests/e2e/test_pbt_train.py; Keras' two lines are checked here alone."""
     from specc.check.validate import check_file
 
     spec = write_spec(TWO_WORKERS.format(framework=framework, scheduler=scheduler))
