@@ -5,10 +5,10 @@ exploit another starts a new Train run from the donor's checkpoint (SPEC §12, i
 The checkpoints' own record of what was trained (state.pt: epoch, history, optimizer) are the witnesses.
 
 Torch only, to keep CI within its budget: the Keras variant cost 104 s. What it tried that this does not is the two
-lines of templates/tensorflow/training.py.j2 that read config["start_from"] (in the compiled source:
-tests/unit/compiler/test_pbt_mutations.py); the Keras checkpoint read after them is test_tensorflow's resume, and a
-trial driving a Keras Trainer is test_tensorflow's too. ReportToTrial and the exploit's new Train run are one
-template for both frameworks."""
+lines of templates/tensorflow/training.py.j2 that read config["start_from"], which
+tests/unit/compiler/test_pbt_mutations.py runs in Ray Train's local mode (a trained model as the checkpoint); the
+Keras checkpoint read after them is test_tensorflow's resume, and a trial driving a Keras Trainer is test_tensorflow's
+too. ReportToTrial and the exploit's new Train run are one template for both frameworks."""
 
 from __future__ import annotations
 

@@ -201,7 +201,7 @@ scheduler:
 @pytest.mark.parametrize("scheduler", [PBT_SCHEDULER, PB2_SCHEDULER], ids=["pbt", "pb2"])
 def test_pbt_and_pb2_over_train_runs_are_valid_in_both_frameworks(write_spec, framework, scheduler):
     """Each framework's train_func starts from config["start_from"] (once E206 for num_workers > 1). Torch's is
-    checked end to end by tests/e2e/test_pbt_train.py; Keras' two lines are checked here alone."""
+    checked end to end by tests/e2e/test_pbt_train.py; Keras' two lines run in the local-mode test below."""
     from specc.check.validate import check_file
 
     spec = write_spec(TWO_WORKERS.format(framework=framework, scheduler=scheduler))
@@ -234,3 +234,36 @@ def test_without_such_paths_the_script_lists_the_space(tmp_path, write_spec):
     spec = write_spec(TWO_WORKERS.format(framework="torch", scheduler=PBT_SCHEDULER))  # lr: in tune.space too
     source = api.compile(api.load(spec))
     assert "trial_paths" not in source and "for path in search_space()" in source
+
+
+@pytest.mark.slow
+def test_a_keras_train_run_given_start_from_trains_on_from_that_checkpoint(write_spec, tmp_path):
+    """Keras' own lines of PBT over Train runs, run for real in Ray Train's local mode (tests/e2e/test_pbt_train.py
+    runs torch's on a real Ray): a Train run whose config names a checkpoint in start_from loads that model and goes
+    on after its epoch. The checkpoint is a trained model saved as the script saves one; with a learning rate of 1e-9
+    the run's only epoch reports that model's own accuracy, where a run from scratch reports a guess's."""
+    import json
+
+    source = api.compile(api.load(write_spec(TWO_WORKERS.format(framework="tensorflow", scheduler=PBT_SCHEDULER))))
+    script = types.ModuleType("compiled_keras_pbt")
+    script.__file__ = str(tmp_path / "pbt_train.py")
+    exec(compile(source, script.__file__, "exec"), script.__dict__)
+    config = script.CONFIG
+    train, val, input_shape, num_outputs = script.make_loaders(config, 0, 1, 0)
+    donor = script.build_model(config["model"], input_shape, num_outputs)
+    script.compile_model(donor, config["training"])
+    donor.fit(train, epochs=8, verbose=0)
+    accuracy = donor.evaluate(val, verbose=0)[1]
+    assert accuracy > 0.5  # far from a guess's 0.1
+    start = tmp_path / "donor"
+    start.mkdir()
+    donor.save(start / "model.keras", save_format="keras_v3")
+    (start / "state.json").write_text(json.dumps({"epoch": 1, "history": [{"epoch": 0}, {"epoch": 1}]}))
+
+    still = {**config["training"], "epochs": 3, "optimizer": {**config["training"]["optimizer"], "lr": 1e-9}}
+    local = {"num_workers": 0}
+    given = {**config, "training": still, "start_from": str(start)}
+    result = script.make_trainer(given, local, "from-donor", str(tmp_path / "runs"), []).fit()
+    assert result.metrics["epoch"] == 2 and result.metrics["val_accuracy"] == pytest.approx(accuracy, abs=1e-6)
+    scratch = script.make_trainer({**config, "training": still}, local, "scratch", str(tmp_path / "runs"), []).fit()
+    assert scratch.metrics["val_accuracy"] < 0.5
