@@ -598,7 +598,8 @@ def prepare(args):
     path = os.path.normpath(os.path.join(HERE, os.path.expanduser(data["path"])))  # ~: this user's home (Keras' cache)
     config = {**config, "dataset": {**data, "path": path}}
     try:
-        if args.address is None and "RAY_ADDRESS" not in os.environ:  # a local Ray: its workers read these files
+        # A local Ray (no address, or "local" given or in RAY_ADDRESS): its workers read these files
+        if (args.address or os.environ.get("RAY_ADDRESS") or "local") == "local":
             keras_files(path)
     except FileNotFoundError as missing:
         raise SystemExit(str(missing)) from None

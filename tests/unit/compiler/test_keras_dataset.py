@@ -265,6 +265,7 @@ def test_a_local_run_without_the_files_is_refused_before_ray_starts(write_spec, 
 
     output = tmp_path / "build" / "script.py"  # compiled where it runs: its relative paths start there
     source = api.compile(api.load(write_spec(spec("{type: keras_dataset, name: cifar10, path: keras}"))), str(output))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
     script = types.ModuleType("compiled")
     script.__file__ = str(output)
     exec(compile(source, script.__file__, "exec"), script.__dict__)
@@ -273,6 +274,11 @@ def test_a_local_run_without_the_files_is_refused_before_ray_starts(write_spec, 
     assert (
         str(tmp_path / "keras") in str(refused.value.code) and "cifar-10-batches-py/data_batch_1" in refused.value.code
     )
+    for local in (["--address", "local"], []):  # "local" named, in the arguments or in RAY_ADDRESS: a Ray of its own
+        monkeypatch.setenv("RAY_ADDRESS", "local")
+        with pytest.raises(SystemExit, match="data_batch_1"):
+            script.prepare(script.parse_args(local))
+    monkeypatch.delenv("RAY_ADDRESS")
     write_cifar10(tmp_path / "keras", per_batch=2, n_test=2)
     config, _ = script.prepare(script.parse_args([]))
     assert config["dataset"]["path"] == str(tmp_path / "keras")
