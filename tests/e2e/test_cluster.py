@@ -51,12 +51,12 @@ def records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def spec_text(name: str, record: Path, *, tail: str = "", workers: int = 2, epochs: int = 2) -> str:
+def spec_text(name: str, record: Path, *, tail: str = "", workers: int = 2, epochs: int = 2, together: int = 0) -> str:
     return f"""\
 specc: 1
 name: {name}
 framework: torch
-model: {{type: custom, factory: "e2e_where:make", kwargs: {{record: "{record}"}}}}
+model: {{type: custom, factory: "e2e_where:make", kwargs: {{record: "{record}", together: {together}}}}}
 dataset: {{type: digits, batch_size: 64}}
 training: {{epochs: {epochs}, optimizer: {{type: adam, lr: 0.01}}, metrics: [accuracy], checkpoint_every: 1}}
 scaling: {{num_workers: {workers}, resources_per_worker: {{CPU: 1}}}}
@@ -121,7 +121,10 @@ tune:
 
 def test_search_trials_spread_over_both_nodes(cluster, tmp_path):
     record = tmp_path / "where.jsonl"
-    spec = project(tmp_path, spec_text("spread", record, tail=SEARCH, workers=1))
+    # The first two trials build their models together (where_models' `together`): two trials of 1 CPU at once on
+    # nodes of 1 CPU each. Alone, a trial can end before the other node's trial process has started (2 epochs of a
+    # small MLP), and Tune then runs every trial in turn in the first one's process.
+    spec = project(tmp_path, spec_text("spread", record, tail=SEARCH, workers=1, together=2))
 
     done = ok(
         cluster.run(
