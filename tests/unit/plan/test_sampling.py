@@ -259,7 +259,7 @@ def test_a_real_tuner_runs_the_sampled_configs(tmp_path):
     assert trial_count(spec) == 3  # the point, then one sample x 2 batch sizes: ~15 s on 2 cores
     started = not ray.is_initialized()  # under the whole suite, the e2e tests' session Ray is already up
     if started:
-        ray.init(num_cpus=2, include_dashboard=False)
+        ray.init(address="local", num_cpus=2, include_dashboard=False)
     try:
         tuner = tune.Tuner(
             lambda config: tune.report({"score": 1.0, "order": int(tune.get_context().get_trial_id()[-5:])}),

@@ -1,0 +1,63 @@
+"""The whole test suite, as CI runs it (the README's test command): `python tests/run.py [PYTEST ARGS]`.
+
+The end-to-end tests run one at a time in the foreground (each module's Ray takes every CPU). Beside them, at a
+lower CPU priority, the fast tests (unit, hostile) run spread over the cores: the end-to-end tests leave 15-40% of
+the CPU idle while Ray starts processes and Train's controller polls, and the fast tests, which need about 10
+CPU-minutes, fit in that time instead of running before it. Their output is kept and shown once the end-to-end
+tests end. The exit status is the worse of the two runs'.
+
+PYTEST ARGS (for example -x or -k NAME) are given to both runs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST = ["tests/unit", "tests/hostile"]
+END_TO_END = ["tests/e2e"]
+NICENESS = 10  # a tenth of a core against a busy end-to-end test: the fast tests' subprocess timeouts still hold
+
+
+def fast_tests(args: list[str], output) -> subprocess.Popen:
+    """The fast tests in their own process group at NICENESS, spread over the cores, into `output`."""
+    env = dict(os.environ)
+    # A Ray that a fast test starts without an address must be its own, never the end-to-end tests' cluster
+    # (tests/e2e/test_cluster.py starts one with `ray start`, which `ray.init()` would join).
+    env["RAY_ADDRESS"] = "local"
+    command = [sys.executable, "-m", "pytest", "-q", "-n", "auto", "-p", "no:cacheprovider", *FAST, *args]
+    return subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its group is stopped as a whole if the run is interrupted
+        preexec_fn=lambda: os.nice(NICENESS),
+    )
+
+
+def main(args: list[str]) -> int:
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as output:
+        fast = fast_tests(args, output)
+        try:
+            end_to_end = subprocess.call([sys.executable, "-m", "pytest", "-q", *END_TO_END, *args], cwd=ROOT)
+            fast_status = fast.wait()
+        finally:
+            if fast.poll() is None:  # interrupted: the fast tests' group goes too
+                os.killpg(fast.pid, signal.SIGTERM)
+                fast.wait()
+        output.seek(0)
+        print(f"\n===== {' and '.join(FAST)}, run beside the end-to-end tests (exit status {fast_status}) =====")
+        sys.stdout.write(output.read())
+    print(f"end-to-end tests: exit status {end_to_end}; fast tests: exit status {fast_status}")
+    return end_to_end or fast_status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
