@@ -702,7 +702,7 @@ def start_ray(address, storage_path, quiet, verbose):
         except OSError as error:
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
     runtime_env = job_runtime_env(address, storage_path)
-    local = (address or os.environ.get("RAY_ADDRESS") or "local") == "local"  # a Ray of this run's own
+    local = not joins_cluster(address)  # a Ray of this run's own
     options, env = local_ray() if local else ({}, {})
     # Ray's driver-side records while it starts (its token-auth warning, "Started a local Ray instance"): errors only
     quieter = {} if verbose else {"logging_level": logging.ERROR}
@@ -739,7 +739,8 @@ def local_ray():
 
 def joins_cluster(address):
     """Whether this run joins a running cluster (`address`, RAY_ADDRESS, or inside a Ray Job) rather than
-    starting a local Ray: its code must then travel with it."""
+    starting a local Ray ("local", or no address at all): its code must then travel with it, and its data is read
+    on the cluster's nodes."""
     return (address or os.environ.get("RAY_ADDRESS") or "local") != "local"
 
 

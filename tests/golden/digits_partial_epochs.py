@@ -797,7 +797,7 @@ def start_ray(address, quiet, verbose):
             socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
         except OSError as error:
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
-    local = (address or os.environ.get("RAY_ADDRESS") or "local") == "local"  # a Ray of this run's own
+    local = not joins_cluster(address)  # a Ray of this run's own
     options, env = local_ray() if local else ({}, {})
     # Ray's driver-side records while it starts (its token-auth warning, "Started a local Ray instance"): errors only
     quieter = {} if verbose else {"logging_level": logging.ERROR}
@@ -830,6 +830,13 @@ def local_ray():
         port = probe.getsockname()[1]
     env = {"RAY_API_SERVER_ADDRESS": f"http://127.0.0.1:{port}", "RAY_TRAIN_ENABLE_PREEMPTION_WATCHER": "0"}
     return {"include_dashboard": True, "dashboard_host": "127.0.0.1", "dashboard_port": port}, env
+
+
+def joins_cluster(address):
+    """Whether this run joins a running cluster (`address`, RAY_ADDRESS, or inside a Ray Job) rather than
+    starting a local Ray ("local", or no address at all): its code must then travel with it, and its data is read
+    on the cluster's nodes."""
+    return (address or os.environ.get("RAY_ADDRESS") or "local") != "local"
 
 
 def how_many_fit(need, what):

@@ -295,7 +295,7 @@ def used_paths(spec: str) -> dict[str, bool]:
         "class TrialProgress(": False,  # a search's
         "RUNTIME_ENV = ": bool(runtime_env_of(e)),
         "def job_runtime_env(": bool(runtime_env_of(e)) or travels.needs_working_dir(e),
-        "def joins_cluster(": travels.needs_working_dir(e),
+        "def joins_cluster(": True,  # start_ray asks it, and so does prepare for a data set its workers read
         "def worker_resources(": e.scaling.num_workers > 0,
     }
 
