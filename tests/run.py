@@ -37,9 +37,18 @@ def fast_tests(args: list[str], output) -> subprocess.Popen:
         env=env,
         stdout=output,
         stderr=subprocess.STDOUT,
-        start_new_session=True,  # its group is stopped as a whole if the run is interrupted
-        preexec_fn=lambda: os.nice(NICENESS),
+        preexec_fn=background,
     )
+
+
+def background() -> None:
+    """In the child before it starts: a process group of its own (stopped as a whole if the run is interrupted) in
+    this session, at NICENESS. Not a session of its own: with the kernel's autogroups (on by default, and on this
+    machine) a new session is a new scheduling group, which gets an equal share of the CPU whatever its nice value.
+    Measured here, 2 busy processes on each side for 6 s: in a new session at nice 10 the fast tests took 7.9
+    CPU-seconds against the foreground's 4.0; in this session, 1.2 against 10.8."""
+    os.setpgid(0, 0)
+    os.nice(NICENESS)
 
 
 def main(args: list[str]) -> int:
