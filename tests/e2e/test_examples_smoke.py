@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NEEDS_DATA = {"fashion_mnist_resnet18.yaml", "cifar10_keras_cnn.yaml"}
 # Trained from the file itself by another e2e test, on Ray Train workers or as a search: a smoke run adds nothing
 COVERED = {
-    "digits_cnn_blocks.yaml": "test_cnn_blocks (torch and tensorflow, 2 workers)",
+    "digits_cnn_blocks.yaml": "test_cnn_blocks (torch on 2 workers, tensorflow in local mode)",
     "digits_conditional.yaml": "test_conditional",
     "digits_multi_objective.yaml": "test_multi_objective",
     "objective_pbt.yaml": "test_objective",
