@@ -40,7 +40,7 @@ def compiled(workdir: Path, table: Path):
     spec = workdir / "data-path.yaml"
     dataset = f"{{type: parquet, path: {table}, label: y, task: regression, batch_size: {BATCH}}}"
     scaling = "{num_workers: 2, resources_per_worker: {CPU: 0.5}}"
-    text = TABLE_SPEC.format(name="data-path", model=TABLE_MODELS["light"], dataset=dataset, scaling=scaling)
+    text = TABLE_SPEC.format(name="data-path", model=TABLE_MODELS["light"], dataset=dataset, scaling=scaling, epochs=1)
     spec.write_text(text, encoding="utf-8")
     script = workdir / "data-path.py"
     subprocess.run([*SPECC, "compile", str(spec), "-o", str(script)], check=True, capture_output=True, cwd=workdir)
