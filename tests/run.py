@@ -25,30 +25,28 @@ NICENESS = 10  # a tenth of a core against a busy end-to-end test: the fast test
 
 
 def fast_tests(args: list[str], output) -> subprocess.Popen:
-    """The fast tests in their own process group at NICENESS, spread over the cores, into `output`."""
+    """The fast tests, spread over the cores, in the background (into `output`)."""
     env = dict(os.environ)
     # A Ray that a fast test starts without an address must be its own, never the end-to-end tests' cluster
     # (tests/e2e/test_cluster.py starts one with `ray start`, which `ray.init()` would join).
     env["RAY_ADDRESS"] = "local"
-    command = [sys.executable, "-m", "pytest", "-q", "-n", "auto", "-p", "no:cacheprovider", *FAST, *args]
-    return subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=env,
-        stdout=output,
-        stderr=subprocess.STDOUT,
-        preexec_fn=background,
+    return background(
+        [sys.executable, "-m", "pytest", "-q", "-n", "auto", "-p", "no:cacheprovider", *FAST, *args], output, env
     )
 
 
-def background() -> None:
-    """In the child before it starts: a process group of its own (stopped as a whole if the run is interrupted) in
-    this session, at NICENESS. Not a session of its own: with the kernel's autogroups (on by default, and on this
-    machine) a new session is a new scheduling group, which gets an equal share of the CPU whatever its nice value.
-    Measured here, 2 busy processes on each side for 6 s: in a new session at nice 10 the fast tests took 7.9
-    CPU-seconds against the foreground's 4.0; in this session, 1.2 against 10.8."""
-    os.setpgid(0, 0)
-    os.nice(NICENESS)
+def background(command: list[str], output, env: dict | None = None) -> subprocess.Popen:
+    """`command` started in a process group of its own (stopped as a whole if the run is interrupted) in this
+    session, at NICENESS, its output into `output`. Not in a session of its own: with the kernel's autogroups (on by
+    default, and on this machine) a new session is a scheduling group of its own, which gets an equal share of the CPU
+    whatever its nice value. Measured here, 2 busy processes on each side for 6 s: in a new session at nice 10 the
+    background took 7.9 CPU-seconds to the foreground's 4.0; in this session, 1.2 to 10.8."""
+
+    def lowered():  # in the child, before it starts `command`
+        os.setpgid(0, 0)
+        os.nice(NICENESS)
+
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, preexec_fn=lowered)
 
 
 def main(args: list[str]) -> int:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -44,6 +46,22 @@ def test_the_readme_test_command_runs_every_test_directory():
     holding = {path.relative_to(ROOT / "tests").parts[0] for path in (ROOT / "tests").rglob("test_*.py")}
     assert holding <= named, holding - named
     assert not list((ROOT / "tests").glob("test_*.py"))  # none at the top, outside every directory named
+
+
+def test_the_fast_tests_yield_the_cpu_to_the_end_to_end_ones():
+    """tests/run.py starts the fast tests in this session (a new one is a scheduling group of its own, which the
+    kernel's autogroups give an equal share of the CPU whatever its nice value), in their own process group (stopped
+    as a whole when the run is interrupted), NICENESS lower."""
+    from tests import run
+
+    probe = "import os; print(os.getsid(0), os.getpgid(0), os.getpid(), os.nice(0))"
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as output:
+        assert run.background([sys.executable, "-c", probe], output).wait() == 0
+        output.seek(0)
+        session, group, pid, niceness = map(int, output.read().split())
+    assert session == os.getsid(0)
+    assert group == pid != os.getpgid(0)
+    assert niceness == min(os.nice(0) + run.NICENESS, 19)
 
 
 def test_every_problem_code_is_documented():
