@@ -458,7 +458,21 @@ def summary(results: list[dict], args) -> str:
                 f"({'met' if result['peak_mb'] < bound else 'MISSED'}); throughput {ratio:.2f}x in-memory "
                 f"({'met' if ratio >= 0.8 else 'MISSED'})"
             )
+            (work, busy), (base_work, base_busy) = cpu_use(result), cpu_use(baseline)
+            lines.append(
+                f"    = CPU a row {base_work:.1f} µs in memory / {work:.1f} µs streamed ({base_work / work:.2f}) "
+                f"x the cores kept busy, {busy:.0%} streamed / {base_busy:.0%} in memory ({busy / base_busy:.2f})"
+            )
     return "\n".join(lines)
+
+
+def cpu_use(result: dict) -> tuple[float, float]:
+    """A run's CPU a row in its timed epochs (µs: every process of the run, the data path's and the training's) and
+    the share of the machine's cores it kept busy. A stream's throughput against the in-memory run's is the product
+    of the two ratios: the work a row costs (what the data path adds to the training) and the cores it kept busy."""
+    seconds = sum(result["cpu_s"].values())
+    rows = result["rows_per_s"] * result["epoch_s"]
+    return seconds / rows * 1e6, seconds / (os.cpu_count() * result["epoch_s"])
 
 
 if __name__ == "__main__":
