@@ -101,10 +101,10 @@ def curves(results: RunResults) -> list[Curve]:
 
 
 def trial_history(files: RunFiles, trial_id: str, diverged: list[str] | None = None) -> list[dict]:
-    """Each epoch the trial reported, in epoch order (the last report of an epoch reported twice, as after a
-    resume): its result.json, else its progress.csv; [] when it has neither. A trial id that cannot name a
-    directory (a `/`, a NUL) has no epochs. `diverged` collects the result.json files holding a non-finite
-    number, which curves() warns of once for the whole run."""
+    """Each epoch the trial reported along the run that ended it, in epoch order (see _in_epoch_order): its
+    result.json, else its progress.csv; [] when it has neither. A trial id that cannot name a directory (a `/`, a
+    NUL) has no epochs. `diverged` collects the result.json files holding a non-finite number, which curves() warns
+    of once for the whole run."""
     if not trial_id or "/" in trial_id or "\0" in trial_id or os.sep in trial_id:
         return []
     directory = f"trial_{trial_id}"
@@ -154,16 +154,20 @@ def _progress_csv(files: RunFiles, name: str) -> list[dict]:
 
 
 def _in_epoch_order(reported: list[dict]) -> tuple[dict, ...]:
-    """One dict per epoch, sorted by epoch; a result without a finite `epoch` counts by its training_iteration
-    (1-based), else by its place."""
-    by_epoch: dict = {}
+    """One dict per epoch along the run that ended the trial, in epoch order: a report of an epoch at or before one
+    already kept is the trial gone back (a retry or a resume from its last checkpoint, or from the start without one;
+    a pause; PBT's exploit), and what the earlier run reported from that epoch on is left out, as results.csv leaves
+    it out. A result without a finite `epoch` counts by its training_iteration (1-based), else by its place."""
+    kept: list[dict] = []
     for place, result in enumerate(reported):
         epoch = result.get("epoch")
         if not _finite(epoch):
             iteration = result.get("training_iteration")
             epoch = iteration - 1 if _finite(iteration) else place
-        by_epoch[epoch] = {**result, "epoch": epoch}
-    return tuple(by_epoch[epoch] for epoch in sorted(by_epoch))
+        while kept and kept[-1]["epoch"] >= epoch:
+            kept.pop()
+        kept.append({**result, "epoch": epoch})
+    return tuple(kept)
 
 
 def metric_names(results: RunResults, lines: list[Curve]) -> list[str]:

@@ -122,6 +122,12 @@ def test_each_searcher_finds_the_best_trial_of_a_known_function(searches, name):
     )
     if name == "grid":  # the grid holds the optimum itself
         assert (x, y) == (3, -1) and best["metrics"]["loss"] == pytest.approx(1 / STEPS)
+        # median_stopping lets a trial run on while too few others have reached its step: none was paused for the
+        # waiting ones, which would have started it again from step 1 (the bowl keeps no checkpoint)
+        for row in rows:
+            lines = (Path(run_dir) / f"trial_{row['trial_id']}" / "result.json").read_text(encoding="utf-8")
+            reported = [json.loads(line)["training_iteration"] for line in lines.splitlines()]
+            assert reported == list(range(1, int(row["steps"]) + 1)), row
 
 
 def test_best_yaml_runs_the_best_params_once(searches, tmp_path, local_ray):

@@ -607,12 +607,22 @@ def write_results(run_dir, results, config):
 
 
 def history_of(result):
-    """A trial's reports, oldest first: Tune's record of them (its result.json), or its last report alone when that
-    record is empty though the trial reported (seen when PBT restarted a trial after its last report)."""
+    """A trial's reports, oldest first, along the run that ended it: Tune's record of them (its result.json) also
+    holds what an earlier run reported after the point the trial went back to (a retry or a resume from its last
+    checkpoint, or from the start without one; a pause; PBT's exploit), and a report of a step at or before one
+    already kept drops those. Its last report alone when that record is empty though the trial reported (seen when
+    PBT restarted a trial after its last report)."""
     history = result.metrics_dataframe
     if (history is None or history.empty) and result.metrics:
         return pd.DataFrame([result.metrics])
-    return history
+    if history is None or "training_iteration" not in history:
+        return history
+    steps, kept = history["training_iteration"].tolist(), []
+    for row, step in enumerate(steps):
+        while kept and steps[kept[-1]] >= step:
+            kept.pop()
+        kept.append(row)
+    return history.iloc[kept].reset_index(drop=True)
 
 
 def trial_row(result, epochs):

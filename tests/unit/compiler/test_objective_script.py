@@ -191,6 +191,47 @@ def test_ended_by_names_the_earliest_report_that_met_all_when(tmp_path):
     assert script.ended_by([trial("c", [0.5, float("nan")], [1, 2]), unreported]) is None
 
 
+def test_a_trial_that_went_back_is_judged_by_the_run_that_ended_it(tmp_path):
+    """Tune's record of a trial keeps every run of it: here it reported steps 1-2, was paused and started again from
+    the start (no checkpoint), reached step 3, went back again and was stopped at step 2. Its row and its history are
+    that last run's: the step-3 loss of an abandoned run is not its best."""
+    import pandas as pd
+
+    script = script_of(write_case(tmp_path, "median"))
+    steps, losses = [1, 2, 1, 2, 3, 1, 2], [10.0, 9.5, 10.0, 9.5, 9.25, 10.0, 9.5]
+    history = pd.DataFrame({"training_iteration": steps, "loss": losses})
+    trial = types.SimpleNamespace(
+        path="/runs/case/trial_a", metrics_dataframe=history, metrics={"training_iteration": 2, "loss": 9.5},
+        error=None, config={"steps": 8, "x": 0.0, "nested": {"y": 1.0, "z": "keep"}},
+    )  # fmt: skip
+    kept = script.history_of(trial)
+    assert kept["training_iteration"].tolist() == [1, 2] and kept["loss"].tolist() == [10.0, 9.5]
+    row = script.trial_row(trial)
+    assert (row["status"], row["steps"], row["best_loss"], row["last_loss"]) == ("stopped", 2, 9.5, 9.5)
+    # a retry from a checkpoint at step 2 repeats step 3 onwards: the steps before it stay
+    history = pd.DataFrame({"training_iteration": [1, 2, 3, 4, 3, 4, 5], "loss": [7.0, 6.0, 5.0, 4.0, 5.5, 4.5, 3.5]})
+    resumed = types.SimpleNamespace(metrics_dataframe=history, metrics={"training_iteration": 5, "loss": 3.5})
+    assert script.history_of(resumed)["loss"].tolist() == [7.0, 6.0, 5.5, 4.5, 3.5]
+
+
+def test_median_stopping_lets_a_trial_run_on_while_too_few_others_have_reached_its_step(tmp_path):
+    """Ray's rule would pause the trial at step 2 for the one waiting, and a function without checkpoints would
+    start again from step 1."""
+    from ray.tune.experiment import Trial
+    from ray.tune.schedulers import TrialScheduler
+
+    scheduler = script_of(write_case(tmp_path, "median")).make_scheduler()
+    scheduler.set_search_properties("loss", "min")
+    running, waiting = Trial("objective", stub=True), Trial("objective", stub=True)
+    assert waiting.status == Trial.PENDING
+    controller = types.SimpleNamespace(get_live_trials=lambda: [running, waiting])
+    decisions = [
+        scheduler.on_trial_result(controller, running, {"training_iteration": step, "loss": 1.0 / step})
+        for step in range(1, 9)
+    ]
+    assert decisions == [TrialScheduler.CONTINUE] * 8
+
+
 def test_results_rows_name_spec_paths_and_best_yaml_is_a_one_trial_spec(tmp_path):
     script = script_of(write_case(tmp_path, "random"))
     config = {"steps": 8, "x": 2.5, "nested": {"y": 0.5, "z": "keep"}}

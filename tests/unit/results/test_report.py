@@ -296,6 +296,19 @@ def test_a_cut_off_result_line_is_skipped(tune_run):
     assert [epoch["epoch"] for epoch in best.epochs] == [0, 1, 2, 3]
 
 
+def test_a_trial_that_went_back_is_drawn_along_the_run_that_ended_it(tune_run):
+    """The trial's first run reported epochs 0-3; a retry from its checkpoint after epoch 1 reported epochs 2 and 3
+    again, and a second retry epoch 2 only: the curve is epochs 0-1 of the first run and epoch 2 of the last."""
+    path = tune_run / f"trial_{BEST_ID}" / "result.json"
+    first = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    again = [{**first[epoch], "val_accuracy": 0.5 + epoch / 10} for epoch in (2, 3)] + [
+        {**first[2], "val_accuracy": 0.1}
+    ]
+    path.write_text("".join(json.dumps(result) + "\n" for result in first + again), encoding="utf-8")
+    (best,) = [line for line in curves(read_run(tune_run)) if line.best]
+    assert [(epoch["epoch"], epoch["val_accuracy"]) for epoch in best.epochs] == [(0, 0.6), (1, 0.85), (2, 0.1)]
+
+
 def test_a_search_with_no_trials_still_reports(tmp_path):
     run_dir = write_tune_run(tmp_path, trials=[], best_id=None)
     page = report_of(run_dir, tmp_path)
