@@ -6,6 +6,10 @@ the CPU idle while Ray starts processes and Train's controller polls, and the fa
 CPU-minutes, fit in that time instead of running before it. Their output is kept and shown once the end-to-end
 tests end. The exit status is the worse of the two runs'.
 
+Should the end-to-end run end before pytest's summary, the last thing printed says in which test, with the last lines
+of its Ray's logs: a process whose local Ray dies exits at once (status 1), and Ray's last words go to the test's
+captured output, which ends with it.
+
 PYTEST ARGS (for example -x or -k NAME) are given to both runs.
 """
 
@@ -25,6 +29,9 @@ END_TO_END = ["tests/e2e"]
 # beside 2 busy processes at nice 15, 2 at nice 10 took 8.9 CPU-seconds of 12 (6 s, 2 cores); at 19, 3.6. Their
 # share kept the fast tests' subprocess timeouts (30-60 s for a `specc` command): 2,253 passed beside the e2e phase.
 NICENESS = 19
+TRACE = "SPECC_TESTS_TRACE"  # the file the end-to-end session names its tests and its Ray in
+ENDS_SHOWN = ("raylet.out", "gcs_server.out")  # with the drivers' core-worker logs, of a run that ended early
+LOG_LINES = 25
 
 
 def fast_tests(args: list[str], output) -> subprocess.Popen:
@@ -53,10 +60,16 @@ def background(command: list[str], output, env: dict | None = None) -> subproces
 
 
 def main(args: list[str]) -> int:
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as output:
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as output, tempfile.TemporaryDirectory() as scratch:
         fast = fast_tests(args, output)
+        trace = Path(scratch) / "end-to-end"
         try:
-            end_to_end = subprocess.call([sys.executable, "-m", "pytest", "-q", *END_TO_END, *args], cwd=ROOT)
+            end_to_end = subprocess.call(
+                [sys.executable, "-m", "pytest", "-q", *END_TO_END, *args],
+                cwd=ROOT,
+                env={**os.environ, TRACE: str(trace)},
+            )
+            cut_short = unfinished(trace, end_to_end)
             fast_status = fast.wait()
         finally:
             if fast.poll() is None:  # interrupted: the fast tests' group goes too
@@ -66,7 +79,27 @@ def main(args: list[str]) -> int:
         print(f"\n===== {' and '.join(FAST)}, run beside the end-to-end tests (exit status {fast_status}) =====")
         sys.stdout.write(output.read())
     print(f"end-to-end tests: exit status {end_to_end}; fast tests: exit status {fast_status}")
+    if cut_short:
+        print(cut_short)
     return end_to_end or fast_status
+
+
+def unfinished(trace: Path, status: int) -> str | None:
+    """What to say of an end-to-end run that ended before its session did (None if it finished): the test it was
+    in and the ends of its local Ray's logs, from `trace`, the lines tests/e2e/conftest.py writes there."""
+    lines = trace.read_text(encoding="utf-8").splitlines() if trace.exists() else []
+    if "finished" in lines:
+        return None
+    tests = [line.removeprefix("test ") for line in lines if line.startswith("test ")]
+    sessions = [Path(line.removeprefix("ray ")) for line in lines if line.startswith("ray ")]
+    where = f"during {tests[-1]}" if tests else "before its first test"
+    told = [f"\n===== the end-to-end tests ended {where}, before pytest's summary (exit status {status}) ====="]
+    for session in sessions[-1:]:
+        for log in sorted((session / "logs").glob("*")):
+            if log.name in ENDS_SHOWN or log.name.startswith("python-core-driver-"):
+                told.append(f"--- the end of {log}")
+                told.extend(log.read_text(encoding="utf-8", errors="replace").splitlines()[-LOG_LINES:])
+    return "\n".join(told)
 
 
 if __name__ == "__main__":

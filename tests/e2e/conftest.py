@@ -24,6 +24,22 @@ import pytest
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
 PYTHON = sys.executable  # the venv's interpreter: specc, ray and torch are installed there
+TRACE = os.environ.get("SPECC_TESTS_TRACE")  # tests/run.py reads there how far this session got, should it end early
+
+
+def trace(line: str) -> None:
+    """A line for tests/run.py (see TRACE), on disk at once: the process may end before pytest's summary."""
+    if TRACE:
+        with open(TRACE, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+
+def pytest_runtest_logstart(nodeid, location):
+    trace(f"test {nodeid}")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    trace("finished")
 
 
 def start_local_ray():
@@ -44,7 +60,10 @@ def start_local_ray():
     os.environ.update(added)  # for the local Ray's processes, which inherit it as they start
     try:
         # "local": always a new Ray of our own, never a cluster someone else started with `ray start` here
-        ray.init(address="local", include_dashboard=True, dashboard_host="127.0.0.1", dashboard_port=port, num_cpus=2)
+        context = ray.init(
+            address="local", include_dashboard=True, dashboard_host="127.0.0.1", dashboard_port=port, num_cpus=2
+        )
+        trace(f"ray {context.address_info['session_dir']}")
     finally:
         for name in added:  # not for this process: `ray job` clients take RAY_API_SERVER_ADDRESS as their address
             del os.environ[name]

@@ -64,6 +64,58 @@ def test_the_fast_tests_yield_the_cpu_to_the_end_to_end_ones():
     assert niceness == min(os.nice(0) + run.NICENESS, 19)
 
 
+def test_an_end_to_end_session_that_dies_is_told_with_its_test_and_its_rays_last_lines(tmp_path):
+    """A pytest process whose local Ray dies exits at once, before its summary, and Ray's last words die with the
+    test's captured output: tests/run.py then says in which test it ended, with the ends of that Ray's logs."""
+    from tests import run
+
+    (tmp_path / "test_dies.py").write_text(
+        "import os\n\ndef test_lives():\n    pass\n\ndef test_dies():\n    os._exit(1)\n"
+    )
+    trace = tmp_path / "trace"
+    ended = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "tests.e2e.conftest", str(tmp_path / "test_dies.py")],
+        cwd=ROOT,
+        env={**os.environ, run.TRACE: str(trace)},
+        capture_output=True,
+    )
+    assert ended.returncode == 1 and b"passed" not in ended.stdout
+    logs = tmp_path / "session_1" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "raylet.out").write_text("".join(f"[I] line {n}\n" for n in range(100)) + "[C] Check failed: raylet\n")
+    (logs / "python-core-driver-01_7.log").write_text("[E] Exiting because the Raylet IPC connection failed\n")
+    (logs / "dashboard.log").write_text("not shown\n")
+    with trace.open("a") as handle:  # as start_local_ray in tests/e2e/conftest.py names its Ray
+        handle.write(f"ray {tmp_path / 'session_1'}\n")
+
+    told = run.unfinished(trace, ended.returncode)
+    assert "ended during " in told and told.splitlines()[1].endswith(
+        "test_dies.py::test_dies, before pytest's summary (exit status 1) ====="
+    )
+    assert "Check failed: raylet" in told and "line 99" in told and "line 70" not in told
+    assert "Exiting because the Raylet IPC connection failed" in told and "not shown" not in told
+
+    finished = tmp_path / "finished"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "tests.e2e.conftest",
+            str(tmp_path / "test_dies.py"),
+            "-k",
+            "lives",
+        ],
+        cwd=ROOT,
+        env={**os.environ, run.TRACE: str(finished)},
+        check=True,
+        capture_output=True,
+    )
+    assert run.unfinished(finished, 0) is None
+
+
 def test_every_problem_code_is_documented():
     documented = set(re.findall(r"^\| ([EW]\d{3}) \| ([\w-]+) \|", (ROOT / "docs" / "problems.md").read_text(), re.M))
     assert documented == {(code, name) for code, (name, _) in CODES.items()}
