@@ -7,9 +7,12 @@ exactly the code that is written to the run directory.
 
 from __future__ import annotations
 
+import contextlib
 import linecache
 import os
+import signal
 import sys
+import threading
 import types
 from dataclasses import dataclass, field
 
@@ -59,12 +62,29 @@ def run(
     sys.modules[module.__name__] = module
     cloudpickle.register_pickle_by_value(module)
     try:
-        exec(compile(source, module.__file__, "exec"), module.__dict__)
-        options = (smoke, resume, force, address, storage_path, quiet, verbose, echo)
-        return _run_module(module, experiment, source, *options)
+        with _interrupt_handler_kept():
+            exec(compile(source, module.__file__, "exec"), module.__dict__)
+            options = (smoke, resume, force, address, storage_path, quiet, verbose, echo)
+            return _run_module(module, experiment, source, *options)
     finally:
         cloudpickle.unregister_pickle_by_value(module)
         sys.modules.pop(module.__name__, None)
+
+
+@contextlib.contextmanager
+def _interrupt_handler_kept():
+    """Ctrl-C handled after the run as before it. Ray Train's fit() installs a handler of its own (it aborts the
+    run's controller) and leaves it installed when it returns. Its closure holds the controller's handle, which kept
+    the finished run's controller (and its dataset manager) alive in this process's Ray until another run replaced
+    the handler, and a later Ctrl-C would have gone to a run that was over instead of to what the process does next."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield  # only the main thread has handlers; None: one not installed from Python, which cannot be put back
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _run_module(module, experiment, source, smoke, resume, force, address, storage_path, quiet, verbose, echo):

@@ -102,6 +102,13 @@ def wait_for(condition, what: str, timeout: float = 90) -> None:
         time.sleep(0.2)
 
 
+def live_actors(class_name: str) -> list:
+    """The session Ray's actors of this class that are alive (its state API)."""
+    from ray.util.state import list_actors
+
+    return list_actors(filters=[("class_name", "=", class_name), ("state", "=", "ALIVE")])
+
+
 def stderr_with(capfd, text: str, timeout: float = 10) -> str:
     """What was written to stderr until `text` was (a worker's lines reach the driver through Ray's log monitor)."""
     seen, deadline = capfd.readouterr().err, time.monotonic() + timeout
@@ -211,8 +218,14 @@ def test_a_truncated_checkpoint_is_passed_over_for_the_previous_one_named(tmp_pa
     # The earlier one whole again: the run resumes from it, naming the one passed over, and loses nothing more.
     (saved[0] / "state.pt").write_bytes(good)
     before = started_epochs(log)
+    interrupt = signal.getsignal(signal.SIGINT)
     assert main(["run", str(spec), "--resume", "--storage-path", str(storage)]) == 0
     warning = f"warning: resuming from {saved[0]}: cannot read {saved[1]} ("
     assert warning in stderr_with(capfd, warning)
     assert epochs_in(run_dir) == [0, 1, 2, 3]  # epoch 1 again from epoch 0's checkpoint, then 2 and 3
     assert started_epochs(log) - before == 3
+
+    # Nothing of the run outlives it in this process: Ctrl-C is handled as before (Ray Train's fit() leaves a
+    # handler that aborts its controller), and so the finished run's controller, which that handler held, ends.
+    assert signal.getsignal(signal.SIGINT) is interrupt
+    wait_for(lambda: not live_actors("TrainController"), "the finished run's TrainController to end", 30)
