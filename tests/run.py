@@ -40,6 +40,9 @@ def fast_tests(args: list[str], output) -> subprocess.Popen:
     # A Ray that a fast test starts without an address must be its own, never the end-to-end tests' cluster
     # (tests/e2e/test_cluster.py starts one with `ray start`, which `ray.init()` would join).
     env["RAY_ADDRESS"] = "local"
+    # And only where a test means to: a Ray API called before ray.init (ray.put in a Ray Data datasource's
+    # constructor) otherwise starts one unasked, which under the end-to-end tests' load can time out starting.
+    env["RAY_ENABLE_AUTO_CONNECT"] = "0"
     return background(
         [sys.executable, "-m", "pytest", "-q", "-n", "auto", "-p", "no:cacheprovider", *FAST, *args], output, env
     )
