@@ -9,6 +9,7 @@ names that become identifiers go through `identifier`.
 from __future__ import annotations
 
 import ast
+import functools
 import keyword
 import math
 import os
@@ -109,10 +110,18 @@ def identifier(name: str) -> str:
 
 
 def environment(user_templates: str | os.PathLike | None = None):
-    """The one Jinja environment: user templates (if any) ahead of the built-in ones."""
+    """The one Jinja environment: user templates (if any) ahead of the built-in ones. One per templates directory
+    in a process, so that its compiled templates are kept: compiling them again took 0.67 s of each 0.8 s compile
+    (an in-process `specc run`, a test suite, a pre-commit hook over many specs). Jinja checks each template's file
+    for changes as it hands it out, so an edited template is read again."""
+    return _environment(str(user_templates) if user_templates else None)
+
+
+@functools.lru_cache(maxsize=8)
+def _environment(user_templates: str | None):
     import jinja2
 
-    search = [str(user_templates)] if user_templates else []
+    search = [user_templates] if user_templates else []
     search.append(str(BUILTIN_TEMPLATES))
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(search),

@@ -256,6 +256,22 @@ def test_user_templates_do_not_leak_into_other_compiles(tmp_path, write_spec):
     assert "USER TEMPLATE" not in api.compile(api.load(spec))
 
 
+def test_templates_are_compiled_once_a_process_and_an_edited_user_template_is_read_again(tmp_path, write_spec):
+    """Compiling the templates took most of each compile; an edit between two compiles in one process (a notebook,
+    a pre-commit hook) must still show."""
+    import os
+
+    assert environment() is environment() and environment(tmp_path) is environment(str(tmp_path))
+    spec = write_spec(MINIMAL)
+    directory = user_templates(tmp_path, USER_MLP)
+    assert "USER TEMPLATE: one linear layer" in api.compile(api.load(spec), templates=directory)
+    edited = directory / "torch/model/mlp.py.j2"
+    edited.write_text(USER_MLP.replace("one linear layer", "EDITED, one linear layer"), encoding="utf-8")
+    later = edited.stat().st_mtime + 2  # as an edit a moment later: the file system's clock may not have ticked
+    os.utime(edited, (later, later))
+    assert "USER TEMPLATE: EDITED, one linear layer" in api.compile(api.load(spec), templates=directory)
+
+
 def test_a_user_template_that_would_do_nothing_is_refused_with_the_name_it_likely_means(tmp_path, write_spec):
     """A template named as the built-in ones were before they moved (or misspelt) would silently change nothing."""
     spec = write_spec(MINIMAL)
