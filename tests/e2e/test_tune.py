@@ -13,6 +13,7 @@ import contextlib
 import csv
 import json
 import math
+import shutil
 import signal
 import time
 from collections import Counter
@@ -27,7 +28,7 @@ from specc.cli import main
 from specc.execute.run import run
 from specc.spec.errors import SpecError
 
-from .conftest import read_best, run_spec, specc_cli
+from .conftest import FIXTURES, read_best, run_spec, specc_cli
 
 pytestmark = pytest.mark.slow
 
@@ -490,12 +491,31 @@ tune:
 """
 
 
+# The MLP above (Flatten, Linear 64 -> 32, ReLU, Linear 32 -> 10), built by a factory that writes down, in each Train
+# worker, the controller poll interval the worker inherited (tests/e2e/fixtures/where_models.py).
+MLP = "model: {type: mlp, hidden_sizes: [32], activation: relu, dropout: 0.0}"
+RECORDING_MLP = 'model: {{type: custom, factory: "e2e_where:make", kwargs: {{record: "{record}"}}}}'
+
+
 @pytest.fixture(scope="module")
 def train_trials(tmp_path_factory, local_ray):
     # A trial needs 0.1 CPU (its driver) + 2 x 0.5 CPU (its workers): one at a time on the session's 2 CPUs.
     scaling = "{num_workers: 2, resources_per_worker: {CPU: 0.5}}"
     text = spec_text("tune-ddp", TRAIN_TRIALS, epochs=2, scaling=scaling, keep=2)
-    return start_search(tmp_path_factory, "tune-ddp", text)
+    root = tmp_path_factory.mktemp("tune-ddp")
+    assert MLP in text
+    shutil.copyfile(FIXTURES / "where_models.py", root / "e2e_where.py")
+    spec = root / "tune-ddp.yaml"
+    spec.write_text(text.replace(MLP, RECORDING_MLP.format(record=root / "where.jsonl")), encoding="utf-8")
+    return spec, root / "runs" / "tune-ddp", run_spec(spec, storage_path=root / "runs")
+
+
+def test_each_trials_trainer_polls_at_the_scripts_interval(train_trials):
+    """A trial builds its Trainer in its own process, which never saw the script's environment (on a cluster, not even
+    its machine): the poll interval is set where the Trainer is built, and Train hands it on to its workers."""
+    spec, _, _ = train_trials
+    built = [json.loads(line) for line in (spec.parent / "where.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(built) == 4 and {line["poll"] for line in built} == {"0.1"}, built  # 2 trials x 2 workers
 
 
 def test_trials_with_two_workers_each_complete(train_trials):
