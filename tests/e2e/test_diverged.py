@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from specc.cli import main
+from specc.results.history import RAY_KEYS
 
 pytestmark = pytest.mark.slow
 
@@ -30,9 +31,24 @@ training:
   optimizer: {{type: sgd, lr: 0.05}}
   lr_schedule: {{type: cosine, t_max: 1, eta_min: 1.0e+12}}
   checkpoint_every: 1
+  metrics: [accuracy, top5_accuracy]
+  train_metrics: true
 scaling: {{num_workers: {workers}, resources_per_worker: {{CPU: 1}}}}
-run: {{checkpoint_score: {{metric: val_accuracy, mode: max}}}}
+run: {{checkpoint_score: {{metric: val_accuracy, mode: max}}, callbacks: [json]}}
 """
+# Every metric a Train run reports, one set of names on both frameworks (SPEC §12): what results.csv holds, and what
+# Ray's controller received from the worker (run.callbacks json writes each report as it arrives)
+NAMES = {
+    "epoch",
+    "train_loss",
+    "train_accuracy",
+    "train_top5_accuracy",
+    "val_loss",
+    "val_accuracy",
+    "val_top5_accuracy",
+    "num_parameters",
+}
+MLP_32 = 64 * 32 + 32 + 32 * 10 + 10  # Linear/Dense 64 -> 32 -> 10 with biases, counted by hand: num_parameters
 SEARCH = """\
 specc: 1
 name: nan-search
@@ -87,6 +103,16 @@ def test_a_train_run_that_diverges_exits_1_with_status_diverged(tmp_path, local_
     assert best["checkpoint"] and Path(best["checkpoint"]).is_dir()
     assert [row["epoch"] for row in rows(run_dir)] == ["0", "1"]  # stopped at the diverged epoch
     assert rows(run_dir)[1]["train_loss"] == "nan"
+
+    # Epoch 0 trained as any run does: its metric names and num_parameters (tests/e2e/test_num_parameters.py)
+    first = {name: float(value) for name, value in rows(run_dir)[0].items()}
+    assert set(first) == NAMES
+    assert 0 <= first["train_accuracy"] <= first["train_top5_accuracy"] <= 1
+    assert 0 <= first["val_accuracy"] <= first["val_top5_accuracy"] <= 1
+    reported = [json.loads(line) for line in (run_dir / "result.json").read_text(encoding="utf-8").splitlines()]
+    assert [report["num_parameters"] for report in reported] == [MLP_32] * 2 == [2410] * 2
+    assert set(reported[0]) - RAY_KEYS | {"epoch"} == NAMES
+    assert best["metrics"]["num_parameters"] == 2410
 
     assert main(["results", str(run_dir)]) == 0
     shown = capsys.readouterr().out
