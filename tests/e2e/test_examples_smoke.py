@@ -29,6 +29,10 @@ COVERED = {
     "objective_pbt.yaml": "test_objective",
     "digits_mlp.yaml": "test_console (specc run --smoke, 2 workers)",
     "digits_tf_cnn.yaml": "test_console (specc run --smoke)",
+    "digits_stop_all.yaml": "test_stop_all",
+    # Not from its file, but its shape (PBT over 2-worker Train runs, 2 trials, synchronous): here, in local mode,
+    # it would be digits_pbt.yaml's function trials again
+    "digits_pbt_ddp.yaml": "test_pbt_train",
 }
 
 

@@ -1,4 +1,7 @@
-"""Every starter of `specc init` trains as written: a --smoke run of each on the session's local Ray."""
+"""Every starter of `specc init` trains as written: a --smoke run of each on the session's local Ray. The single-run
+starters run in Ray Train's local mode, as test_examples_smoke runs the examples: written for 2 workers, they compile
+to the shape of specs/digits_mlp.yaml (test_console runs it on 2 workers) and of test_tensorflow's 2-worker runs, and
+their Train workers cost a minute of CI for nothing those do not check."""
 
 from __future__ import annotations
 
@@ -20,7 +23,8 @@ def test_the_starter_smoke_runs(tmp_path, monkeypatch, local_ray, framework, tun
     monkeypatch.chdir(tmp_path)
     assert main(["init", "starter", "--framework", framework, *(["--with-tune"] if tune else [])]) == 0
 
-    result = run_spec(tmp_path / "starter.yaml", storage_path=tmp_path / "runs", smoke=True)
+    local_mode = [] if tune else ["scaling.num_workers=0"]
+    result = run_spec(tmp_path / "starter.yaml", *local_mode, storage_path=tmp_path / "runs", smoke=True)
 
     assert result.run_dir == str(tmp_path / "runs" / "starter")
     if tune:
