@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import pytest
 
 from specc.cli import main
 
 from .conftest import read_best, read_results, run_spec
+from .test_progress import assert_lines_match_results
 
 pytestmark = pytest.mark.slow
 
@@ -38,12 +42,20 @@ def digits_run(tmp_path_factory, local_ray):
     root = tmp_path_factory.mktemp("ddp")
     spec = root / "digits_ddp.yaml"
     spec.write_text(SPEC, encoding="utf-8")
-    result = run_spec(spec, storage_path=str(root / "runs"))
-    return spec, root / "runs" / "digits-ddp", result
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        result = run_spec(spec, storage_path=str(root / "runs"))
+    return spec, root / "runs" / "digits-ddp", result, printed.getvalue()
+
+
+def test_each_epoch_is_printed_as_it_ends(digits_run):
+    """From Train's controller, through the driver's queue, with results.csv's metrics (tests/e2e/test_progress.py)."""
+    _, run_dir, _, printed = digits_run
+    assert_lines_match_results(printed, "digits-ddp", run_dir, epochs=5)
 
 
 def test_two_workers_learn_digits(digits_run):
-    _, run_dir, result = digits_run
+    _, run_dir, result, _ = digits_run
     best = read_best(run_dir)
     assert best["metrics"]["val_accuracy"] >= 0.9
     assert best["metrics"] == pytest.approx(result.metrics)
@@ -51,7 +63,7 @@ def test_two_workers_learn_digits(digits_run):
 
 
 def test_results_csv_has_one_row_per_epoch(digits_run):
-    _, run_dir, _ = digits_run
+    _, run_dir, _, _ = digits_run
     header, rows = read_results(run_dir)
     assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
     assert [row["epoch"] for row in rows] == [0, 1, 2, 3, 4]
@@ -64,7 +76,7 @@ def test_results_csv_has_one_row_per_epoch(digits_run):
 def test_best_checkpoint_is_kept_in_the_run_directory(digits_run):
     import torch
 
-    _, run_dir, result = digits_run
+    _, run_dir, result, _ = digits_run
     checkpoint = read_best(run_dir)["checkpoint"]
     assert checkpoint == result.checkpoint
     assert checkpoint is not None and checkpoint.startswith(str(run_dir))
@@ -74,7 +86,7 @@ def test_best_checkpoint_is_kept_in_the_run_directory(digits_run):
 
 
 def test_run_directory_keeps_the_compiled_source(digits_run, capsys):
-    spec, run_dir, _ = digits_run
+    spec, run_dir, _, _ = digits_run
     capsys.readouterr()
     assert main(["compile", str(spec), "-o", "-"]) == 0
     compiled = capsys.readouterr().out
@@ -83,7 +95,7 @@ def test_run_directory_keeps_the_compiled_source(digits_run, capsys):
 
 
 def test_run_directory_keeps_a_valid_resolved_spec(digits_run, capsys):
-    _, run_dir, _ = digits_run
+    _, run_dir, _, _ = digits_run
     resolved = run_dir / "spec.resolved.yaml"
     capsys.readouterr()
     assert main(["validate", str(resolved)]) == 0, capsys.readouterr()

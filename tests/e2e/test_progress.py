@@ -1,7 +1,8 @@
 """Progress a person can follow (issue 16, item 4), for real: a Ray Train run prints one line per epoch as it ends,
-with the metrics results.csv keeps; a search prints one line per trial event (started, a report at a rung, stopped
-early, finished) that agrees with results.csv's statuses; --quiet prints none of them; on a terminal, a tqdm bar.
-specc run in this process on the session Ray (its stdout captured), and one compiled script under a pty.
+with the metrics results.csv keeps (here in local mode; on 2 workers, test_distributed_digits' run); a search prints
+one line per trial event (started, a report at a rung, stopped early, finished) that agrees with results.csv's
+statuses; --quiet prints none of them; on a terminal, a tqdm bar. specc run in this process on the session Ray (its
+stdout captured), and one compiled script under a pty.
 """
 
 from __future__ import annotations
@@ -63,25 +64,17 @@ def epoch_lines(out: str, name: str) -> list[dict]:
     ]
 
 
-def assert_lines_match_results(out: str, name: str, run_dir) -> None:
+def assert_lines_match_results(out: str, name: str, run_dir, epochs: int = 3) -> None:
     """One line per epoch, in order, whose metrics are results.csv's rounded as the line rounds them."""
     _, rows = read_results(run_dir)
     lines = epoch_lines(out, name)
-    assert [line["done"] for line in lines] == [row["epoch"] + 1 for row in rows] == [1, 2, 3], out
-    assert all(line["of"] == 3 for line in lines)
+    assert [line["done"] for line in lines] == [row["epoch"] + 1 for row in rows] == list(range(1, epochs + 1)), out
+    assert all(line["of"] == epochs for line in lines)
     for line, row in zip(lines, rows, strict=True):
         assert line["metrics"] == {
             key: f"{value:.4g}" for key, value in row.items() if key not in ("epoch", "num_parameters")
         }
     assert f"{name}: the model has " in out  # num_parameters: once, on its own line
-
-
-def test_a_train_run_on_workers_prints_each_epoch_as_it_ends(local_ray, spec_file, tmp_path, capsys):
-    spec = spec_file(TRAIN.format(name="epochs-2w", dataset="digits", workers=2))
-
-    result = run_spec(spec, storage_path=tmp_path / "runs", echo=False)
-
-    assert_lines_match_results(capsys.readouterr().out, "epochs-2w", result.run_dir)
 
 
 @pytest.mark.parametrize("quiet", [False, True], ids=["lines", "quiet"])
