@@ -1,85 +1,21 @@
-"""Run directories belong to one run (SPEC §8): an interrupted run resumes from its last checkpoint and keeps
-counting epochs; an existing run is never overwritten by accident. (run.max_failures' retry of a failed worker
-group from its last checkpoint, within the run: tests/e2e/test_console.py, which also watches its console.)"""
+"""Run directories belong to one run (SPEC §8): an existing run is never overwritten by accident. (An interrupted run
+that resumes from its last checkpoint and keeps counting epochs: test_streaming_data's table with categories, whose
+resumed run must also validate on the same split; a killed one: test_run_dir_claims. run.max_failures' retry of a
+failed worker group from its last checkpoint, within the run: tests/e2e/test_console.py, which also watches its
+console.)"""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
 from specc.cli import main
 from specc.spec.errors import SpecError
 
-from .conftest import compile_spec, python_script, read_best, read_results, run_spec, snapshot
+from .conftest import compile_spec, python_script, run_spec, snapshot
 
 pytestmark = pytest.mark.slow
-
-CRASHING = """\
-specc: 1
-name: resumable
-framework: torch
-model:
-  type: custom
-  factory: "e2e_crash_models:make"
-  kwargs: {{crash_at_epoch: 2, armed: "{armed}", log: "{log}"}}
-dataset: {{type: digits, batch_size: 64}}
-training:
-  epochs: 4
-  optimizer: {{type: sgd, lr: 0.05, momentum: 0.9}}
-  metrics: [accuracy]
-  checkpoint_every: 1
-scaling: {{num_workers: 1}}
-run: {{checkpoints_to_keep: 2, max_failures: 0}}
-"""
-
-
-def epoch_log(path: Path) -> list[str]:
-    """The pid of the process that started each epoch, in order (written by the crashing model)."""
-    return path.read_text(encoding="utf-8").split()
-
-
-def latest_checkpoint_state(run_dir: Path) -> dict:
-    import torch
-
-    checkpoints = sorted(p for p in run_dir.iterdir() if p.name.startswith("checkpoint_") and p.is_dir())
-    assert checkpoints, f"no checkpoint in {run_dir}: {sorted(p.name for p in run_dir.iterdir())}"
-    return torch.load(checkpoints[-1] / "state.pt", map_location="cpu", weights_only=False)
-
-
-def test_resume_continues_an_interrupted_run(tmp_path, spec_file, factory_module, local_ray, capsys):
-    factory_module("crash_models.py", "e2e_crash_models")
-    armed, log = tmp_path / "armed", tmp_path / "epochs.log"
-    armed.touch()
-    spec = spec_file(CRASHING.format(armed=armed, log=log))
-    storage = tmp_path / "runs"
-    run_dir = storage / "resumable"
-
-    # 1. The worker dies when epoch 2 starts, after the checkpoints of epochs 0 and 1 (max_failures 0: no retry).
-    with pytest.raises(Exception, match="simulated crash"):
-        run_spec(spec, storage_path=storage)
-    assert not armed.exists()
-    first = epoch_log(log)
-    assert len(first) == 3  # epochs 0, 1 and the one that crashed
-    state = latest_checkpoint_state(run_dir)
-    assert state["epoch"] == 1
-    before = state["history"]
-    assert [row["epoch"] for row in before] == [0, 1]
-
-    # 2. The same spec again with --resume: the run continues at epoch 2 from the latest checkpoint.
-    capsys.readouterr()
-    assert main(["run", str(spec), "--resume", "--storage-path", str(storage)]) == 0, capsys.readouterr().err
-    second = epoch_log(log)[len(first) :]
-    assert len(second) == 2, f"the resumed run started {len(second)} epochs, not 2 (epochs 2 and 3)"
-
-    header, rows = read_results(run_dir)
-    assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
-    assert [row["epoch"] for row in rows] == [0, 1, 2, 3]  # every epoch exactly once
-    assert rows[:2] == [pytest.approx(row) for row in before]  # the interrupted run's epochs, as reported then
-    assert read_best(run_dir)["metrics"]["epoch"] == 3
-    assert latest_checkpoint_state(run_dir)["epoch"] == 3
-
 
 QUICK = """\
 specc: 1

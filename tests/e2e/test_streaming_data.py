@@ -172,6 +172,13 @@ def with_unseen_category(path: Path, module, cfg) -> str:
     raise AssertionError("no validation row kept its side with a new plan")
 
 
+def latest_state(run_dir: Path) -> dict:
+    """state.pt of the run's latest checkpoint."""
+    import torch
+
+    return torch.load(checkpoints(run_dir)[-1] / "state.pt", map_location="cpu", weights_only=False)
+
+
 def inputs_from_state(frame, state):
     """The model's inputs for `frame` as preprocessing.json describes them (docs/data.md): numeric features filled
     and standardised, then each categorical column's one-hot vector in its categories' order."""
@@ -223,12 +230,22 @@ def test_a_table_with_categories_and_missing_values_trains_and_resumes_on_the_sa
     unseen = with_unseen_category(tmp_path / "customers.csv", module, cfg)
     storage, run_dir = tmp_path / "runs", tmp_path / "runs/customers"
 
-    armed.touch()  # the worker dies as epoch 2 starts, after the checkpoints of epochs 0 and 1
+    # An interrupted run resumes from its last checkpoint and keeps counting epochs (SPEC §8): the worker dies as
+    # epoch 2 starts (max_failures 0: no retry), after the checkpoints of epochs 0 and 1; `specc run --resume` goes on
+    armed.touch()
     with pytest.raises(Exception, match="simulated crash"):
         run_spec(spec, storage_path=storage)
+    first = log.read_text(encoding="utf-8").split()  # the pid that started each epoch
+    assert len(first) == 3  # epochs 0, 1 and the one that crashed
+    before = latest_state(run_dir)
+    assert before["epoch"] == 1 and [row["epoch"] for row in before["history"]] == [0, 1]
     assert main(["run", str(spec), "--resume", "--storage-path", str(storage)]) == 0, capsys.readouterr().err
+    second = log.read_text(encoding="utf-8").split()[len(first) :]
+    assert len(second) == 2, f"the resumed run started {len(second)} epochs, not 2 (epochs 2 and 3)"
     _, rows = read_results(run_dir)
     assert [row["epoch"] for row in rows] == [0, 1, 2, 3]  # every epoch once: the resumed run went on at 2
+    assert rows[:2] == [pytest.approx(row) for row in before["history"]]  # the interrupted run's epochs, as reported
+    assert latest_state(run_dir)["epoch"] == 3
 
     saved = checkpoints(run_dir)
     assert len(saved) == 4
