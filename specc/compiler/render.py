@@ -110,19 +110,26 @@ def identifier(name: str) -> str:
 
 
 def environment(user_templates: str | os.PathLike | None = None):
-    """The one Jinja environment: user templates (if any) ahead of the built-in ones. One per templates directory
-    in a process, so that its compiled templates are kept: compiling them again took 0.67 s of each 0.8 s compile
-    (an in-process `specc run`, a test suite, a pre-commit hook over many specs). Jinja checks each template's file
-    for changes as it hands it out, so an edited template is read again."""
-    return _environment(str(user_templates) if user_templates else None)
+    """The one Jinja environment: user templates (if any) ahead of the built-in ones.
+
+    The built-in templates' own is made once a process and keeps its compiled templates: compiling them again took
+    0.67 s of each 0.8 s compile (an in-process `specc run`, a test suite). Jinja checks each template's file for
+    changes as it hands it out, so an edited template is read again. With user templates it is made anew each time:
+    a template added to the directory since the last compile would otherwise be passed over for the built-in one
+    cached under its name."""
+    if user_templates:
+        return _configured([str(user_templates), str(BUILTIN_TEMPLATES)])
+    return _built_in()
 
 
-@functools.lru_cache(maxsize=8)
-def _environment(user_templates: str | None):
+@functools.cache
+def _built_in():
+    return _configured([str(BUILTIN_TEMPLATES)])
+
+
+def _configured(search: list[str]):
     import jinja2
 
-    search = [user_templates] if user_templates else []
-    search.append(str(BUILTIN_TEMPLATES))
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(search),
         undefined=jinja2.StrictUndefined,
