@@ -10,12 +10,16 @@ Should the end-to-end run end before pytest's summary, the last thing printed sa
 of its Ray's logs: a process whose local Ray dies exits at once (status 1), and Ray's last words go to the test's
 captured output, which ends with it.
 
+Of the end-to-end tests marked `in_turn` (capabilities few changes touch, minutes each: tests/e2e/conftest.py), one
+share runs, picked by the checkout's commit; `--all` runs every one, and so does a checkout without git.
+
 PYTEST ARGS (for example -x or -k NAME) are given to both runs.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -29,6 +33,7 @@ END_TO_END = ["tests/e2e"]
 # beside 2 busy processes at nice 15, 2 at nice 10 took 8.9 CPU-seconds of 12 (6 s, 2 cores); at 19, 3.6. Their
 # share kept the fast tests' subprocess timeouts (30-60 s for a `specc` command): 2,253 passed beside the e2e phase.
 NICENESS = 19
+TURN = "SPECC_E2E_TURN"  # which share of the in-turn end-to-end tests runs (tests/e2e/conftest.py)
 TRACE = "SPECC_TESTS_TRACE"  # the file the end-to-end session names its tests and its Ray in
 ENDS_SHOWN = ("raylet.out", "gcs_server.out")  # with the drivers' core-worker logs, of a run that ended early
 LOG_LINES = 25
@@ -62,7 +67,23 @@ def background(command: list[str], output, env: dict | None = None) -> subproces
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, preexec_fn=lowered)
 
 
+def turn(args: list[str], root: Path = ROOT) -> str:
+    """SPECC_E2E_TURN for the end-to-end run: "all" with --all, else the id of the commit checked out in `root` (the
+    same share for the same commit; over many commits each share about as often), else "all" (no git there)."""
+    if "--all" in args:
+        return "all"
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--verify", "HEAD"], cwd=root, capture_output=True, text=True, timeout=30, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "all"
+    return head if re.fullmatch(r"[0-9a-f]{40,64}", head) else "all"
+
+
 def main(args: list[str]) -> int:
+    in_turn = turn(args)
+    args = [arg for arg in args if arg != "--all"]
     with tempfile.TemporaryFile("w+", encoding="utf-8") as output, tempfile.TemporaryDirectory() as scratch:
         fast = fast_tests(args, output)
         trace = Path(scratch) / "end-to-end"
@@ -70,7 +91,7 @@ def main(args: list[str]) -> int:
             end_to_end = subprocess.call(
                 [sys.executable, "-m", "pytest", "-q", *END_TO_END, *args],
                 cwd=ROOT,
-                env={**os.environ, TRACE: str(trace)},
+                env={**os.environ, TRACE: str(trace), TURN: in_turn},
             )
             cut_short = unfinished(trace, end_to_end)
             fast_status = fast.wait()

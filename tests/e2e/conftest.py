@@ -38,6 +38,46 @@ def pytest_runtest_logstart(nodeid, location):
     trace(f"test {nodeid}")
 
 
+# Tests of capabilities that few changes touch and that cost minutes each (a two-node cluster of their own, PBT over
+# Train runs, data larger than the object store) are marked `in_turn(K)`: share K of SHARES. CI runs one share,
+# picked by the commit under test (tests/run.py sets SPECC_E2E_TURN to its id), so over CI runs each share runs about
+# one time in SHARES, and the rest of the suite every time. Unset or "all": every test runs.
+SHARES = 3
+TURN = "SPECC_E2E_TURN"
+
+
+def share_this_turn() -> int | None:
+    """The share of the in-turn tests to run (1..SHARES), or None for all of them."""
+    turn = os.environ.get(TURN, "all").strip()
+    if turn == "all":
+        return None
+    try:
+        return int(turn, 16) % SHARES + 1
+    except ValueError:
+        raise pytest.UsageError(f'{TURN}={turn!r}: expected a commit id, or "all"') from None
+
+
+def pytest_collection_modifyitems(config, items):
+    share = share_this_turn()
+    kept, later = [], []
+    for item in items:
+        mark = item.get_closest_marker("in_turn")
+        if mark and mark.args not in {(k,) for k in range(1, SHARES + 1)}:
+            raise pytest.UsageError(f"{item.nodeid}: in_turn{mark.args}, expected in_turn(K) for K in 1..{SHARES}")
+        (later if mark and share is not None and mark.args[0] != share else kept).append(item)
+    if later:
+        config.hook.pytest_deselected(items=later)
+        items[:] = kept
+
+
+def pytest_report_header(config):
+    share = share_this_turn()
+    if share is None:
+        return f"in-turn tests: all {SHARES} shares"
+    commit = os.environ[TURN].strip()[:12]
+    return f"in-turn tests: share {share} of {SHARES}, picked by commit {commit} (every share: tests/run.py --all)"
+
+
 def pytest_sessionfinish(session, exitstatus):
     trace("finished")
 

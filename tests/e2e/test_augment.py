@@ -19,7 +19,8 @@ from .conftest import read_results, run_spec
 from .fixtures.recording_models import read_records
 from .test_data_sources import write_fashion_mnist
 
-pytestmark = pytest.mark.slow
+# CI runs this module in turn (share 3, tests/e2e/conftest.py): augmentation on both frameworks
+pytestmark = [pytest.mark.slow, pytest.mark.in_turn(3)]
 
 AUGMENTED = """\
 specc: 1

@@ -23,7 +23,8 @@ import pytest
 from .cluster import LocalCluster
 from .conftest import FIXTURES, read_best, read_results
 
-pytestmark = pytest.mark.slow
+# CI runs this module in turn (share 1, tests/e2e/conftest.py): its own two-node cluster
+pytestmark = [pytest.mark.slow, pytest.mark.in_turn(1)]
 
 SHIPPED = "/runtime_resources/working_dir_files/_ray_pkg_"  # where Ray unpacks a job's working directory on a node
 

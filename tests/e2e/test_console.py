@@ -170,6 +170,7 @@ tune:
 """
 
 
+@pytest.mark.in_turn(3)  # in turn (tests/e2e/conftest.py): test_progress checks a search's console every time
 def test_a_search_shows_its_failed_trial_and_none_of_tunes_warnings(tmp_path):
     """Three trials one after another, each checkpointing every epoch with one checkpoint kept (Tune's forced
     snapshots); the first trial's model raises at its second epoch. The console names the failed trial with its

@@ -19,6 +19,8 @@ from specc.compiler.tune_fragments import option_columns
 from specc.execute.run import run
 from specc.spec.errors import UsageError
 
+# CI runs this module in turn (share 3, tests/e2e/conftest.py): tests/unit compiles every example on every run
+pytestmark = [pytest.mark.slow, pytest.mark.in_turn(3)]
 ROOT = Path(__file__).resolve().parents[2]
 NEEDS_DATA = {"fashion_mnist_resnet18.yaml", "cifar10_keras_cnn.yaml"}
 # Trained from the file itself by another e2e test, on Ray Train workers or as a search: a smoke run adds nothing

@@ -10,7 +10,8 @@ import pytest
 from .conftest import read_results, run_spec
 from .fixtures.recording_models import read_records
 
-pytestmark = pytest.mark.slow
+# CI runs this module in turn (share 3, tests/e2e/conftest.py): tests/unit checks the rule compiled
+pytestmark = [pytest.mark.slow, pytest.mark.in_turn(3)]
 
 SPEC = """\
 specc: 1

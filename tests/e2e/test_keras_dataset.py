@@ -16,7 +16,8 @@ from tests.keras_files import write_cifar10, write_mnist_npz
 
 from .conftest import read_best, read_results, run_spec
 
-pytestmark = pytest.mark.slow
+# CI runs this module in turn (share 3, tests/e2e/conftest.py): Keras' data sets written in their real formats
+pytestmark = [pytest.mark.slow, pytest.mark.in_turn(3)]
 
 
 def imported(path: Path):

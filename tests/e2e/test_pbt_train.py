@@ -28,7 +28,8 @@ from .test_tune import (
     trial_rows,
 )
 
-pytestmark = pytest.mark.slow
+# CI runs this module in turn (share 2, tests/e2e/conftest.py): PBT over 2-worker Train runs
+pytestmark = [pytest.mark.slow, pytest.mark.in_turn(2)]
 
 # Two trials far apart (lr 0.002 vs 0.2), each a Train run on 2 workers (0.1 + 2 x 0.4 CPU: both fit on 2 CPUs at
 # once); synchronous PBT at epoch 2: the weak trial continues from the strong one's Train checkpoint, in a new Train

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+# CI runs this module in turn (share 3, tests/e2e/conftest.py): tests/unit runs the checks the hooks run
+pytestmark = [pytest.mark.slow, pytest.mark.in_turn(3)]
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECC = [sys.executable, "-m", "specc"]

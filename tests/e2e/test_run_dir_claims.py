@@ -26,7 +26,8 @@ from specc.cli import main
 
 from .conftest import PYTHON, compile_spec, read_results, run_spec, subprocess_env
 
-pytestmark = pytest.mark.slow
+# CI runs this module in turn (share 1, tests/e2e/conftest.py): each run is killed or broken on purpose
+pytestmark = [pytest.mark.slow, pytest.mark.in_turn(1)]
 
 SPEC = """\
 specc: 1

@@ -8,7 +8,8 @@ import pytest
 
 from .conftest import specc_cli
 
-pytestmark = pytest.mark.slow
+# CI runs this module in turn (share 2, tests/e2e/conftest.py): test_console checks the same screen
+pytestmark = [pytest.mark.slow, pytest.mark.in_turn(2)]
 
 SPEC = """\
 specc: 1

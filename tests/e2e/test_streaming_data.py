@@ -83,6 +83,7 @@ def write_parquet(directory: Path) -> float:
     return float(np.var(np.concatenate(targets)))
 
 
+@pytest.mark.in_turn(2)  # in turn (tests/e2e/conftest.py): 90 s; the other streams here run every time
 def test_a_parquet_directory_larger_than_the_object_store_streams_and_trains(tmp_path):
     variance = write_parquet(tmp_path / "rows")
     size = sum(path.stat().st_size for path in (tmp_path / "rows").iterdir())
@@ -337,7 +338,11 @@ def digit_folder(tmp_path_factory):
     return root
 
 
-@pytest.mark.parametrize("variant", list(IMAGE_RUNS))
+# Keras' run in turn (tests/e2e/conftest.py): 70 s, and test_tensorflow streams Ray Data into Keras every time
+VARIANTS = [pytest.param(v, marks=[pytest.mark.in_turn(1)] if "tensorflow" in v else []) for v in IMAGE_RUNS]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_an_image_folder_of_digits_trains_to_90_percent(variant, digit_folder, tmp_path, local_ray):
     framework, loader, workers = IMAGE_RUNS[variant]
     shutil.copytree(digit_folder, tmp_path / "digits")

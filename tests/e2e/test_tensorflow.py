@@ -474,6 +474,7 @@ scaling: {num_workers: 0}
 """
 
 
+@pytest.mark.in_turn(2)  # in turn (tests/e2e/conftest.py): a Keras application is a custom factory, trained here
 def test_keras_application_on_custom_images(tmp_path, spec_file, factory_module, local_ray):
     factory_module("keras_models.py", "e2e_keras_images")
     spec = spec_file(APPLICATION)

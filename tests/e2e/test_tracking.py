@@ -15,7 +15,8 @@ from specc.results.summary import summary
 from .conftest import read_results, run_spec
 from .trackers import mlflow_runs, tensorboard_scalars, wandb_runs
 
-pytestmark = pytest.mark.slow
+# CI runs this module in turn (share 2, tests/e2e/conftest.py): every tracker on a Train run and a search
+pytestmark = [pytest.mark.slow, pytest.mark.in_turn(2)]
 
 TRAIN = """\
 specc: 1

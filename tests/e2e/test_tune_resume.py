@@ -17,7 +17,8 @@ import pytest
 
 from .conftest import PYTHON, compile_spec, run_spec, subprocess_env
 
-pytestmark = pytest.mark.slow
+# CI runs this module in turn (share 2, tests/e2e/conftest.py): searches killed and resumed
+pytestmark = [pytest.mark.slow, pytest.mark.in_turn(2)]
 
 SEARCH = """\
 specc: 1

@@ -116,6 +116,78 @@ def test_an_end_to_end_session_that_dies_is_told_with_its_test_and_its_rays_last
     assert run.unfinished(finished, 0) is None
 
 
+IN_TURN = """\
+import pytest
+
+def test_always():
+    pass
+
+@pytest.mark.in_turn(1)
+def test_first():
+    pass
+
+@pytest.mark.in_turn(2)
+def test_second():
+    pass
+
+@pytest.mark.in_turn(3)
+def test_third():
+    pass
+"""
+
+
+def ran_in_turn(pytester, monkeypatch, turn: str | None, body: str = IN_TURN) -> pytest.RunResult:
+    """pytest, in this process, over IN_TURN with tests/e2e/conftest.py's hooks and SPECC_E2E_TURN=`turn`."""
+    pytester.makepyfile(test_turns=body)
+    if turn is None:
+        monkeypatch.delenv("SPECC_E2E_TURN", raising=False)
+    else:
+        monkeypatch.setenv("SPECC_E2E_TURN", turn)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # hypothesis' plugin alone costs 2 s a run
+    return pytester.runpytest_inprocess("-v", "-p", "tests.e2e.conftest", "-p", "no:cacheprovider")
+
+
+def passed(done: pytest.RunResult) -> list[str]:
+    return re.findall(r"::(test_\w+) PASSED", done.stdout.str())
+
+
+def test_the_end_to_end_tests_marked_in_turn_run_one_share_a_commit(pytester, monkeypatch, tmp_path):
+    """CI runs the unmarked end-to-end tests every time and one share of the `in_turn` ones, picked by the commit
+    (tests/run.py); a developer's plain `pytest`, or tests/run.py --all, runs every one."""
+    from tests import run
+    from tests.e2e import conftest
+
+    assert conftest.SHARES == 3
+    commits = {share: f"{share - 1:040x}" for share in (1, 2, 3)}  # int(id, 16) % 3 + 1 == share
+    for share, name in [(1, "test_first"), (2, "test_second"), (3, "test_third")]:
+        done = ran_in_turn(pytester, monkeypatch, commits[share])
+        assert done.ret == 0, done.stdout.str()
+        assert passed(done) == ["test_always", name]
+        assert "2 deselected" in done.stdout.str()
+        assert f"in-turn tests: share {share} of 3, picked by commit {commits[share][:12]}" in done.stdout.str()
+    everything = ["test_always", "test_first", "test_second", "test_third"]
+    assert passed(ran_in_turn(pytester, monkeypatch, None)) == everything
+    assert passed(ran_in_turn(pytester, monkeypatch, "all")) == everything
+
+    broken = ran_in_turn(pytester, monkeypatch, "HEAD")
+    assert broken.ret != 0 and "SPECC_E2E_TURN='HEAD': expected a commit id" in broken.stderr.str()
+    unknown = ran_in_turn(pytester, monkeypatch, "all", IN_TURN.replace("in_turn(3)", "in_turn(4)"))
+    assert unknown.ret != 0 and "in_turn(4,), expected in_turn(K) for K in 1..3" in unknown.stderr.str()
+
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    assert run.turn([]) == (head or "all")
+    assert run.turn(["-x", "--all"]) == "all"
+    assert run.turn([], root=tmp_path) == "all"  # not a git checkout: every share
+
+
+def test_every_share_of_the_in_turn_tests_holds_some():
+    """A share left empty would make CI run fewer tests on that share's commits while the others wait longer."""
+    from tests.e2e import conftest
+
+    marked = re.findall(r"in_turn\((\d+)\)", "".join(p.read_text() for p in (ROOT / "tests" / "e2e").glob("test_*.py")))
+    assert {int(share) for share in marked} == set(range(1, conftest.SHARES + 1))
+
+
 def test_every_problem_code_is_documented():
     documented = set(re.findall(r"^\| ([EW]\d{3}) \| ([\w-]+) \|", (ROOT / "docs" / "problems.md").read_text(), re.M))
     assert documented == {(code, name) for code, (name, _) in CODES.items()}
