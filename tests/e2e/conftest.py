@@ -57,6 +57,9 @@ def share_this_turn() -> int | None:
         raise pytest.UsageError(f'{TURN}={turn!r}: expected a commit id, or "all"') from None
 
 
+LEFT_FOR_LATER = pytest.StashKey[int]()
+
+
 def pytest_collection_modifyitems(config, items):
     share = share_this_turn()
     kept, later = [], []
@@ -65,17 +68,23 @@ def pytest_collection_modifyitems(config, items):
         if mark and mark.args not in {(k,) for k in range(1, SHARES + 1)}:
             raise pytest.UsageError(f"{item.nodeid}: in_turn{mark.args}, expected in_turn(K) for K in 1..{SHARES}")
         (later if mark and share is not None and mark.args[0] != share else kept).append(item)
+    config.stash[LEFT_FOR_LATER] = len(later)
     if later:
         config.hook.pytest_deselected(items=later)
         items[:] = kept
 
 
-def pytest_report_header(config):
+def pytest_report_collectionfinish(config, start_path, items):
+    """Which share runs, after the collection line (shown with -q too, unlike pytest's header)."""
     share = share_this_turn()
     if share is None:
         return f"in-turn tests: all {SHARES} shares"
     commit = os.environ[TURN].strip()[:12]
-    return f"in-turn tests: share {share} of {SHARES}, picked by commit {commit} (every share: tests/run.py --all)"
+    later = config.stash.get(LEFT_FOR_LATER, 0)
+    return (
+        f"in-turn tests: share {share} of {SHARES}, picked by commit {commit}; {later} tests of the other shares left "
+        "for other commits (every share: tests/run.py --all)"
+    )
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -144,11 +144,11 @@ def ran_in_turn(pytester, monkeypatch, turn: str | None, body: str = IN_TURN) ->
     else:
         monkeypatch.setenv("SPECC_E2E_TURN", turn)
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # hypothesis' plugin alone costs 2 s a run
-    return pytester.runpytest_inprocess("-v", "-p", "tests.e2e.conftest", "-p", "no:cacheprovider")
+    return pytester.runpytest_inprocess("-q", "-rA", "-p", "tests.e2e.conftest", "-p", "no:cacheprovider")
 
 
 def passed(done: pytest.RunResult) -> list[str]:
-    return re.findall(r"::(test_\w+) PASSED", done.stdout.str())
+    return re.findall(r"^PASSED \S+::(test_\w+)$", done.stdout.str(), re.M)
 
 
 def test_the_end_to_end_tests_marked_in_turn_run_one_share_a_commit(pytester, monkeypatch, tmp_path):
@@ -164,7 +164,8 @@ def test_the_end_to_end_tests_marked_in_turn_run_one_share_a_commit(pytester, mo
         assert done.ret == 0, done.stdout.str()
         assert passed(done) == ["test_always", name]
         assert "2 deselected" in done.stdout.str()
-        assert f"in-turn tests: share {share} of 3, picked by commit {commits[share][:12]}" in done.stdout.str()
+        told = f"in-turn tests: share {share} of 3, picked by commit {commits[share][:12]}; 2 tests of the other"
+        assert told in done.stdout.str()  # under -q, as tests/run.py runs them
     everything = ["test_always", "test_first", "test_second", "test_third"]
     assert passed(ran_in_turn(pytester, monkeypatch, None)) == everything
     assert passed(ran_in_turn(pytester, monkeypatch, "all")) == everything
