@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -43,6 +44,7 @@ def pytest_runtest_logstart(nodeid, location):
 # picked by the commit under test (tests/run.py sets SPECC_E2E_TURN to its id), so over CI runs each share runs about
 # one time in SHARES, and the rest of the suite every time. Unset or "all": every test runs.
 SHARES = 3
+MARKS = {(share,) for share in range(1, SHARES + 1)}  # in_turn's arguments
 TURN = "SPECC_E2E_TURN"
 
 
@@ -65,7 +67,7 @@ def pytest_collection_modifyitems(config, items):
     kept, later = [], []
     for item in items:
         mark = item.get_closest_marker("in_turn")
-        if mark and mark.args not in {(k,) for k in range(1, SHARES + 1)}:
+        if mark and mark.args not in MARKS:
             raise pytest.UsageError(f"{item.nodeid}: in_turn{mark.args}, expected in_turn(K) for K in 1..{SHARES}")
         (later if mark and share is not None and mark.args[0] != share else kept).append(item)
     config.stash[LEFT_FOR_LATER] = len(later)
@@ -188,6 +190,17 @@ def factory_module(tmp_path):
     for name, module in list(sys.modules.items()):
         if str(getattr(module, "__file__", None) or "").startswith(here):
             del sys.modules[name]
+
+
+# A line Ray forwards to the driver from one of its processes: "(RayTrainWorker pid=123) ...", coloured on a terminal,
+# "(pid=123)" for a nameless task, ", ip=..." from another node
+RAY_FORWARDED = re.compile(r"^(\x1b\[[0-9;]*m)*\((\S+ )?pid=\d+(, ip=\S+)?\)")
+
+
+def own_lines(err: str) -> str:
+    """stderr less the lines Ray forwards from its processes: those of the session's Ray come whenever its log
+    deduplication lets them out, also an earlier test's (a controller's traceback 4 minutes late)."""
+    return "\n".join(line for line in err.splitlines() if not RAY_FORWARDED.match(line))
 
 
 def read_results(run_dir) -> tuple[list[str], list[dict]]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -24,7 +23,7 @@ import pytest
 
 from specc.cli import main
 
-from .conftest import PYTHON, compile_spec, read_results, run_spec, subprocess_env
+from .conftest import PYTHON, compile_spec, own_lines, read_results, run_spec, subprocess_env
 
 # CI runs this module in turn (share 1, tests/e2e/conftest.py): each run is killed or broken on purpose
 pytestmark = [pytest.mark.slow, pytest.mark.in_turn(1)]
@@ -117,12 +116,6 @@ def stderr_with(capfd, text: str, timeout: float = 10) -> str:
         time.sleep(0.2)
         seen += capfd.readouterr().err
     return seen
-
-
-def own_lines(err: str) -> str:
-    """stderr less the lines Ray forwards from its processes ("(RayTrainWorker pid=...) ..."), which show the
-    workers' own tracebacks whatever the driver makes of them."""
-    return "\n".join(line for line in err.splitlines() if not re.match(r"(\x1b\[\d+m)?\(\w+ pid=", line))
 
 
 def epochs_in(run_dir: Path) -> list[int]:

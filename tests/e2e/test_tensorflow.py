@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import zipfile
 from pathlib import Path
 
@@ -18,9 +17,7 @@ import pytest
 
 from specc.cli import main
 
-from .conftest import read_best, read_results, run_spec
-
-RAY_STREAMED = re.compile(r"^(\x1b\[[0-9;]*m)*\((\S+ )?pid=\d+(, ip=\S+)?\)")  # (TrainController pid=123) ..., coloured
+from .conftest import own_lines, read_best, read_results, run_spec
 
 pytestmark = pytest.mark.slow
 
@@ -133,7 +130,7 @@ def test_specc_predict_runs_the_best_checkpoint_over_new_rows(regression, capfd)
     # no worker lines) streams what its processes print, under their names: the predictor actors' TensorFlow start-up
     # lines, and whenever Ray's deduplication lets them out, lines of earlier tests' runs (a controller's traceback of
     # test_streaming_data's crash, "[repeated 2x across cluster]", came 4 minutes late)
-    assert [line for line in err.splitlines() if not RAY_STREAMED.match(line)] == []
+    assert own_lines(err) == ""
     predicted = pd.read_csv(output)
     assert list(predicted.columns) == ["id", "predicted_y"]
     assert predicted["id"].tolist() == [f"r{i}" for i in range(len(xs))]
@@ -247,7 +244,7 @@ def test_specc_evaluate_measures_the_best_checkpoint_on_the_validation_split(dig
     out, err = capfd.readouterr()
     trial = best["trial_id"]
     assert out.startswith(f"digits-tensorflow-2 (trial {trial}): validation split  loss ")
-    assert [line for line in err.splitlines() if not RAY_STREAMED.match(line)] == []  # no TF lines from the driver
+    assert own_lines(err) == ""  # no TF lines from the driver
     evaluation = json.loads((run_dir / "evaluation.json").read_text(encoding="utf-8"))
     assert evaluation["split"] == "validation"
 
