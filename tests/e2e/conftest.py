@@ -43,7 +43,7 @@ def pytest_runtest_logstart(nodeid, location):
 # Train runs, data larger than the object store) are marked `in_turn(K)`: share K of SHARES. CI runs one share,
 # picked by the commit under test (tests/run.py sets SPECC_E2E_TURN to its id), so over CI runs each share runs about
 # one time in SHARES, and the rest of the suite every time. Unset or "all": every test runs.
-SHARES = 3
+SHARES = 4
 MARKS = {(share,) for share in range(1, SHARES + 1)}  # in_turn's arguments
 TURN = "SPECC_E2E_TURN"
 

@@ -16,7 +16,11 @@ pytestmark = pytest.mark.slow
 SPEC = Path(__file__).resolve().parents[2] / "specs" / "digits_cnn_blocks.yaml"
 
 
-@pytest.mark.parametrize(("framework", "workers"), [("torch", 2), ("tensorflow", 0)])
+# torch's in turn (tests/e2e/conftest.py): Keras' blocks train here every time, and tests/unit builds both frameworks'
+# blocks and counts their parameters
+@pytest.mark.parametrize(
+    ("framework", "workers"), [pytest.param("torch", 2, marks=pytest.mark.in_turn(4)), ("tensorflow", 0)]
+)
 def test_cnn_blocks_learn_digits(local_ray, tmp_path, framework, workers):
     overrides = [f"framework={framework}", "training.epochs=3", f"scaling.num_workers={workers}"]
     result = run_spec(SPEC, *overrides, storage_path=tmp_path / "runs")

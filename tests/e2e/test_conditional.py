@@ -26,7 +26,12 @@ SEARCHES = {
 }
 
 
-@pytest.fixture(scope="module", params=list(SEARCHES))
+# The random search every time; Optuna's and HyperOpt's in turn (tests/e2e/conftest.py): test_tune runs both searchers
+# every time, and tests/unit checks the spaces they are given
+@pytest.fixture(
+    scope="module",
+    params=[pytest.param(name, marks=[] if name == "random" else pytest.mark.in_turn(4)) for name in SEARCHES],
+)
 def searched(request, tmp_path_factory, local_ray):
     root = tmp_path_factory.mktemp(f"conditional-{request.param}")
     spec = yaml.safe_load(SPEC.read_text())

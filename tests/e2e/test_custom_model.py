@@ -82,7 +82,8 @@ scaling: {{num_workers: 0}}
     "where",
     [
         "project",
-        "script_dir",
+        # in turn (tests/e2e/conftest.py): the same script and factory as "project", run from another directory
+        pytest.param("script_dir", marks=pytest.mark.in_turn(4)),
     ],
 )
 def test_compiled_script_finds_the_factory_beside_the_spec(tmp_path, monkeypatch, where):

@@ -169,6 +169,7 @@ def test_what_cannot_be_predicted_is_a_clear_problem_and_writes_nothing(searched
     assert not output.exists()
 
 
+@pytest.mark.in_turn(4)  # in turn (tests/e2e/conftest.py): test_evaluate exports a model to ONNX every time
 def test_the_best_trial_exports_to_onnx_with_the_preprocessing_beside_it(searched, capsys):
     """specc export (issue 20) of a search on a csv streamed through Ray Data: the ONNX model, run by onnxruntime on
     new rows prepared as the JSON beside it says, gives the best trial's probabilities."""

@@ -112,6 +112,7 @@ def test_a_search_prints_each_trial_event_as_results_csv_records_it(local_ray, s
         assert events[trial] == ["started", *rungs, f"{ended} at epoch {ran}/4"], (trial, row)
 
 
+@pytest.mark.in_turn(4)  # in turn (tests/e2e/conftest.py): a run of its own in a terminal; the lines run every time
 def test_a_terminal_gets_a_tqdm_bar_instead_of_lines(spec_file, tmp_path):
     """The compiled script, run by hand with its stdout on a pseudo-terminal: a tqdm bar over the epochs."""
     spec = spec_file(TRAIN.format(name="epochs-bar", dataset="iris", workers=0))

@@ -19,7 +19,8 @@ import pytest
 from .browser import ARGS, chromium  # noqa: F401  (a fixture)
 from .conftest import read_best, run_spec, specc_cli
 
-pytestmark = pytest.mark.slow
+# In turn (tests/e2e/conftest.py): a browser of its own; tests/unit checks the report's HTML and data every time
+pytestmark = [pytest.mark.slow, pytest.mark.in_turn(4)]
 
 SCREENSHOT = Path("/tmp/specc-report-screenshot.png")
 SPEC = """\

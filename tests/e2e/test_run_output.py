@@ -1,14 +1,15 @@
 """What `specc run --quiet` shows a person (issues 7 and 16): one screen that says what was best and where the
-artefacts are, and nothing else: no dashboard line, no epoch lines, nothing of Ray's. The same screen after the
-progress lines is checked in tests/e2e/test_console.py, on the README's main command."""
+artefacts are, and nothing else: no dashboard line, no epoch lines, nothing of Ray's. And what --verbose adds: Ray's
+own lines, live, as well as in ray.log. The screen after the progress lines is checked in tests/e2e/test_console.py,
+on the README's main command."""
 
 from __future__ import annotations
 
 import pytest
 
-from .conftest import specc_cli
+from .conftest import RAY_FORWARDED, specc_cli
 
-# CI runs this module in turn (share 2, tests/e2e/conftest.py): test_console checks the same screen
+# CI runs this module in turn (share 2, tests/e2e/conftest.py): test_console checks the same screen and ray.log
 pytestmark = [pytest.mark.slow, pytest.mark.in_turn(2)]
 
 SPEC = """\
@@ -23,7 +24,7 @@ run: {checkpoint_score: {metric: val_accuracy, mode: max}}
 """
 
 
-def test_a_quiet_run_shows_the_summary_screen_alone(tmp_path, spec_file):
+def test_a_quiet_run_shows_the_summary_screen_alone_and_a_verbose_one_rays_lines(tmp_path, spec_file):
     spec = spec_file(SPEC)
     storage = tmp_path / "runs"
 
@@ -44,3 +45,16 @@ def test_a_quiet_run_shows_the_summary_screen_alone(tmp_path, spec_file):
     assert "\033[" not in done.stdout  # not a terminal: no colour
     assert "Reporting training result" not in done.stdout + done.stderr  # Ray's own lines are in ray.log (issue 16)
     assert done.stderr == "", done.stderr
+
+    # Resumed with --verbose: Ray's lines on the console as they come (its processes' and the driver's records), and
+    # ray.log appended to, not replaced
+    log = shown / "ray.log"
+    first = log.read_text(encoding="utf-8")
+    assert "(TrainController pid=" in first
+    again = specc_cli("run", spec, "--storage-path", storage, "--resume", "--verbose", cwd=tmp_path, timeout=240)
+    assert again.returncode == 0, again.stderr[-3000:]
+    forwarded = [line for line in (again.stdout + again.stderr).splitlines() if RAY_FORWARDED.match(line)]
+    assert any("TrainController pid=" in line or "RayTrainWorker pid=" in line for line in forwarded), again.stderr
+    assert "Started a local Ray instance" in again.stderr
+    grown = log.read_text(encoding="utf-8")
+    assert grown.startswith(first) and len(grown) > len(first)

@@ -338,8 +338,10 @@ def digit_folder(tmp_path_factory):
     return root
 
 
-# Keras' run in turn (tests/e2e/conftest.py): 70 s, and test_tensorflow streams Ray Data into Keras every time
-VARIANTS = [pytest.param(v, marks=[pytest.mark.in_turn(1)] if "tensorflow" in v else []) for v in IMAGE_RUNS]
+# In turn (tests/e2e/conftest.py): Keras' run (70 s; test_tensorflow streams Ray Data into Keras every time), and
+# DataLoader workers' (test_augment reads image files in DataLoader workers, in turn too); Ray Data's every time
+IN_TURN = {"tensorflow-ray_data": 1, "torch-dataloader": 4}
+VARIANTS = [pytest.param(v, marks=[pytest.mark.in_turn(IN_TURN[v])] if v in IN_TURN else []) for v in IMAGE_RUNS]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

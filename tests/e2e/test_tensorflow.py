@@ -343,6 +343,7 @@ def optimizer_steps(saved: Path) -> int:
     return int(model.optimizer.iterations.numpy())
 
 
+@pytest.mark.in_turn(4)  # in turn (tests/e2e/conftest.py): test_streaming_data resumes a crashed torch run every time
 def test_resume_continues_from_the_checkpoint_epoch(tmp_path, spec_file, factory_module, local_ray, capsys):
     factory_module("keras_models.py", "e2e_keras_models")
     armed, log = tmp_path / "armed", tmp_path / "fit.log"
@@ -435,6 +436,7 @@ def asha(tmp_path_factory, local_ray):
     )
 
 
+@pytest.mark.in_turn(4)  # in turn, as the next test: ASHA over torch trials runs every time (test_tune)
 def test_asha_stops_weak_tensorflow_trials(asha):
     run_dir, result = asha
     rows = trials(run_dir)
@@ -451,6 +453,7 @@ def test_asha_stops_weak_tensorflow_trials(asha):
     assert checkpoint_state(best["checkpoint"])["epoch"] == 3
 
 
+@pytest.mark.in_turn(4)
 def test_asha_trials_ran_in_their_own_processes(asha):
     """A one-process trial is a plain Tune function trainable: Ray's own per-trial record has every epoch."""
     run_dir, _ = asha
@@ -477,7 +480,7 @@ scaling: {num_workers: 0}
 """
 
 
-@pytest.mark.in_turn(2)  # in turn (tests/e2e/conftest.py): a Keras application is a custom factory, trained here
+@pytest.mark.in_turn(4)  # in turn (tests/e2e/conftest.py): a Keras application is a custom factory, trained here
 def test_keras_application_on_custom_images(tmp_path, spec_file, factory_module, local_ray):
     factory_module("keras_models.py", "e2e_keras_images")
     spec = spec_file(APPLICATION)
@@ -507,6 +510,7 @@ scaling: {{num_workers: 1}}  # 2 workers, each with its replica: test_training_a
 """
 
 
+@pytest.mark.in_turn(4)  # in turn: test_custom_model trains a custom torch factory on a worker every time
 def test_custom_keras_factory_in_a_train_worker(tmp_path, spec_file, factory_module, local_ray):
     factory_module("keras_models.py", "e2e_keras_factory")
     log = tmp_path / "fit.log"

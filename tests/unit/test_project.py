@@ -116,28 +116,14 @@ def test_an_end_to_end_session_that_dies_is_told_with_its_test_and_its_rays_last
     assert run.unfinished(finished, 0) is None
 
 
-IN_TURN = """\
-import pytest
-
-def test_always():
-    pass
-
-@pytest.mark.in_turn(1)
-def test_first():
-    pass
-
-@pytest.mark.in_turn(2)
-def test_second():
-    pass
-
-@pytest.mark.in_turn(3)
-def test_third():
-    pass
-"""
+def in_turn_file(shares: int) -> str:
+    """A test file with one unmarked test and one test in each share: test_share_1 .. test_share_N."""
+    marked = "".join(f"\n@pytest.mark.in_turn({k})\ndef test_share_{k}():\n    pass\n" for k in range(1, shares + 1))
+    return "import pytest\n\ndef test_always():\n    pass\n" + marked
 
 
-def ran_in_turn(pytester, monkeypatch, turn: str | None, body: str = IN_TURN) -> pytest.RunResult:
-    """pytest, in this process, over IN_TURN with tests/e2e/conftest.py's hooks and SPECC_E2E_TURN=`turn`."""
+def ran_in_turn(pytester, monkeypatch, turn: str | None, body: str) -> pytest.RunResult:
+    """pytest, in this process, over `body` with tests/e2e/conftest.py's hooks and SPECC_E2E_TURN=`turn`."""
     pytester.makepyfile(test_turns=body)
     if turn is None:
         monkeypatch.delenv("SPECC_E2E_TURN", raising=False)
@@ -157,23 +143,26 @@ def test_the_end_to_end_tests_marked_in_turn_run_one_share_a_commit(pytester, mo
     from tests import run
     from tests.e2e import conftest
 
-    assert conftest.SHARES == 3
-    commits = {share: f"{share - 1:040x}" for share in (1, 2, 3)}  # int(id, 16) % 3 + 1 == share
-    for share, name in [(1, "test_first"), (2, "test_second"), (3, "test_third")]:
-        done = ran_in_turn(pytester, monkeypatch, commits[share])
+    shares = conftest.SHARES
+    body = in_turn_file(shares)
+    for share in range(1, shares + 1):
+        commit = f"{share - 1:040x}"  # int(id, 16) % shares + 1 == share
+        done = ran_in_turn(pytester, monkeypatch, commit, body)
         assert done.ret == 0, done.stdout.str()
-        assert passed(done) == ["test_always", name]
-        assert "2 deselected" in done.stdout.str()
-        told = f"in-turn tests: share {share} of 3, picked by commit {commits[share][:12]}; 2 tests of the other"
+        assert passed(done) == ["test_always", f"test_share_{share}"]
+        assert f"{shares - 1} deselected" in done.stdout.str()
+        told = f"in-turn tests: share {share} of {shares}, picked by commit {commit[:12]}; {shares - 1} tests of the"
         assert told in done.stdout.str()  # under -q, as tests/run.py runs them
-    everything = ["test_always", "test_first", "test_second", "test_third"]
-    assert passed(ran_in_turn(pytester, monkeypatch, None)) == everything
-    assert passed(ran_in_turn(pytester, monkeypatch, "all")) == everything
+    everything = ["test_always"] + [f"test_share_{share}" for share in range(1, shares + 1)]
+    assert passed(ran_in_turn(pytester, monkeypatch, None, body)) == everything
+    assert passed(ran_in_turn(pytester, monkeypatch, "all", body)) == everything
 
-    broken = ran_in_turn(pytester, monkeypatch, "HEAD")
+    broken = ran_in_turn(pytester, monkeypatch, "HEAD", body)
     assert broken.ret != 0 and "SPECC_E2E_TURN='HEAD': expected a commit id" in broken.stderr.str()
-    unknown = ran_in_turn(pytester, monkeypatch, "all", IN_TURN.replace("in_turn(3)", "in_turn(4)"))
-    assert unknown.ret != 0 and "in_turn(4,), expected in_turn(K) for K in 1..3" in unknown.stderr.str()
+    beyond = in_turn_file(shares + 1)
+    unknown = ran_in_turn(pytester, monkeypatch, "all", beyond)
+    expected = f"in_turn({shares + 1},), expected in_turn(K) for K in 1..{shares}"
+    assert unknown.ret != 0 and expected in unknown.stderr.str()
 
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     assert run.turn([]) == (head or "all")
