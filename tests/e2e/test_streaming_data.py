@@ -115,6 +115,8 @@ def test_a_parquet_directory_larger_than_the_object_store_streams_and_trains(tmp
     assert sorted(name for name, _ in plans) == ["train", "validation"], plans
     fused = r"\[ReadParquetSlices->[^]]*MapBatches\(model_inputs\)\] -> OutputSplitter"
     assert all(re.search(fused, plan) for _, plan in plans), plans
+    # The preprocessors' fit streamed the rows through Ray Data's hash aggregate; gathering them would have spilled
+    assert "ShuffleMapOp[HashAggregateMap" in ray_log and "AllToAllOperator[Aggregate]" not in ray_log
     metrics = read_best(tmp_path / "runs/big-parquet")["metrics"]
     assert metrics["val_loss"] < 0.1 * variance, (metrics, variance)  # the target's noise is 0.01 of ~1.0
 
@@ -250,6 +252,10 @@ def test_a_table_with_categories_and_missing_values_trains_and_resumes_on_the_sa
 
     saved = checkpoints(run_dir)
     assert len(saved) == 4
+    # A sliver of the object store: both runs' fits gathered the rows and aggregated them in Ray's worker processes,
+    # not through Ray Data's hash aggregate, whose shuffle workers start anew for each aggregate (docs/data.md)
+    ray_log = (run_dir / "ray.log").read_text(encoding="utf-8")
+    assert "AllToAllOperator[Aggregate]" in ray_log and "HashAggregate" not in ray_log
     state = json.loads((saved[-1] / "preprocessing.json").read_text(encoding="utf-8"))
     validation, frame = held_out_rows(module, cfg)
     assert unseen in validation.index
