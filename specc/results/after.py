@@ -210,9 +210,13 @@ def _ray_data_settings_kept():
 
 
 # A line of a native library's own log, written straight to file descriptor 2: TensorFlow's C++ and absl's
-# ("E0000 00:00:1795641761.040799  32373 cuda_platform.cc:52] failed call to cuInit"), Ray's core worker's
+# ("E0000 00:00:1795641761.040799  32373 cuda_platform.cc:52] failed call to cuInit"), with the line absl writes
+# before the first of them in a process, Ray's core worker's
 # ("[2026-11-26 01:01:46,004 E 11761 11761] core_worker.cc:2465: Actor with class name: ...")
-NATIVE_LOG = re.compile(rb"^(?:[IWEF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] |\[[\d-]+ [\d:,]+ [IWEF] \d+ \d+\] [\w.]+:\d+: )")
+NATIVE_LOG = re.compile(
+    rb"^(?:[IWEF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] |\[[\d-]+ [\d:,]+ [IWEF] \d+ \d+\] [\w.]+:\d+: "
+    rb"|WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR)"
+)
 # Of those, what Ray's core worker says before it ends this process (the raylet or GCS gone, a fatal check) is
 # passed on at once: after it nothing else is.
 RAY_LAST_WORDS = re.compile(

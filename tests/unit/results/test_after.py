@@ -12,6 +12,7 @@ import pytest
 from specc.results.after import run_script
 
 TENSORFLOW = "E0000 00:00:1795641761.040799   32373 cuda_platform.cc:52] failed call to cuInit"
+ABSL = "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR"  # before TENSORFLOW
 RAY_NOTICE = "[2026-11-26 01:01:46,004 E 11761 11761] core_worker.cc:2465: Actor with class name: 'MapWorker'"
 RAY_LAST = (
     "[2026-11-26 01:01:47,004 E 11761 11790] core_worker.cc:900: The core worker has already been shutdown. "
@@ -26,7 +27,8 @@ def say(*lines):
     for line in lines:
         os.write(2, (line + "\\n").encode())
 
-say({TENSORFLOW!r}, "a warning of the script's own", {RAY_NOTICE!r}, {RAY_INFO!r}, {RAY_LAST!r}, {RAY_FATAL!r})
+say({ABSL!r}, {TENSORFLOW!r}, "a warning of the script's own")
+say({RAY_NOTICE!r}, {RAY_INFO!r}, {RAY_LAST!r}, {RAY_FATAL!r})
 """
 
 
@@ -45,7 +47,7 @@ def test_native_log_lines_are_set_aside_and_the_rest_is_shown_while_the_script_r
     assert "a warning of the script's own" in seen_during  # shown before the script ended, not at its end
     shown_all = seen_during + seen_after
     assert RAY_LAST in shown_all and RAY_FATAL in shown_all  # Ray's last words before it ends the process
-    assert not [line for line in (TENSORFLOW, RAY_NOTICE, RAY_INFO) if line in shown_all], shown_all
+    assert not [line for line in (ABSL, TENSORFLOW, RAY_NOTICE, RAY_INFO) if line in shown_all], shown_all
     os.write(2, b"after\n")
     assert capfd.readouterr().err == "after\n"  # standard error is this process's own again
 
@@ -57,7 +59,7 @@ def test_a_failing_script_shows_what_was_set_aside(capfd):
     with pytest.raises(RuntimeError):
         run_script(SCRIPT, "/nowhere/evaluate.py", "torch", fail)
     err = capfd.readouterr().err
-    assert TENSORFLOW in err and RAY_NOTICE in err and "a warning of the script's own" in err
+    assert ABSL in err and TENSORFLOW in err and RAY_NOTICE in err and "a warning of the script's own" in err
 
 
 def test_a_last_line_without_a_newline_is_not_lost(capfd):
