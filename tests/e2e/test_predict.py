@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from specc.cli import main
+from specc.results.after import _ray_data_settings_kept
 
 from .conftest import read_best, run_spec
 
@@ -125,7 +126,8 @@ def test_the_best_trial_predicts_new_rows_as_its_model_does(searched, capsys, mo
     monkeypatch.setattr(
         sys, "argv", [str(script), best["checkpoint"], str(source), "-o", str(again), "--id", "customer"]
     )
-    runpy.run_path(str(script), run_name="__main__")
+    with _ray_data_settings_kept():  # the script quiets Ray Data for its process: not for the session's next tests
+        runpy.run_path(str(script), run_name="__main__")
     assert capsys.readouterr().out.strip() == f"120 predictions written to {again}"
     import pyarrow.parquet as pq
 
