@@ -13,8 +13,8 @@ from specc.spec.errors import SpecError
 from .conftest import read_best, read_results, run_spec
 from .fixtures.recording_models import read_records
 
-# CI runs this module in turn (share 3, tests/e2e/conftest.py): extra training options, both frameworks
-pytestmark = [pytest.mark.slow, pytest.mark.in_turn(3)]
+# CI runs this module in turn (share 4, tests/e2e/conftest.py): extra training options, both frameworks
+pytestmark = [pytest.mark.slow, pytest.mark.in_turn(4)]
 
 SPEC = """\
 specc: 1
