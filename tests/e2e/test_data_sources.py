@@ -131,7 +131,12 @@ def test_csv_regression_through_ray_data(tmp_path, spec_file, local_ray):
         scaling: {num_workers: 0}
         """
     )
+    import ray.data
+
+    ray.data.DataContext.get_current().enable_progress_bars = True  # Ray Data's default, whatever ran before
     result = run_spec(spec, smoke=True, storage_path=str(tmp_path / "out"))
+    # The run hides Ray Data's bars for itself only: the process (a notebook) shows them again afterwards
+    assert ray.data.DataContext.get_current().enable_progress_bars
 
     run_dir = tmp_path / "out" / "csv-houses"
     assert result.run_dir == str(run_dir)

@@ -1279,7 +1279,10 @@ class RayOutput:
         self.quiet = ErrorsOnly(verbose)
         for name in RAY_LOGGERS:
             logging.getLogger(name).addHandler(self.log)
-        if not verbose:  # Ray Data's own bars (on a terminal) or their log lines: the epoch lines say where the run is
+        # Ray Data's own bars (on a terminal) or their log lines: the epoch lines say where the run is. Kept off for
+        # the run only: close() puts back what the process had (a notebook's next Ray Data pass shows its bars)
+        self.bars = ray.data.DataContext.get_current().enable_progress_bars
+        if not verbose:
             ray.data.DataContext.get_current().enable_progress_bars = False
         # Ray has no public way to route its workers' lines: ray.init(log_to_driver=False) drops them from the
         # driver altogether. So this swaps the driver's printing handler ("ray_print_logs" in ray/_private/worker.py,
@@ -1324,6 +1327,7 @@ class RayOutput:
         for name in RAY_LOGGERS:
             logging.getLogger(name).removeHandler(self.log)
         self.quiet.remove()
+        ray.data.DataContext.get_current().enable_progress_bars = self.bars
         self.log.close()
 
 
