@@ -448,8 +448,7 @@ def make_loaders(config):
     augment = v2.Compose([v2.RandomCrop(8, padding=1)])
 
     def batches(shard, shuffle_buffer, augment=None):
-        buffer = 4 * batch_size if shuffle_buffer else None
-        for batch in shard.iter_torch_batches(batch_size=batch_size, device=device, local_shuffle_buffer_size=buffer):
+        for batch in shard.iter_torch_batches(batch_size=batch_size, device=device):
             if augment is None:
                 yield batch["x"].permute(0, 3, 1, 2), batch["y"]
             else:  # one call per image: a v2 transform given a whole batch draws one crop (flip, angle) for all of it

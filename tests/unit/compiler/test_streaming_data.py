@@ -205,7 +205,7 @@ class ImageShard:
         pixels = np.random.default_rng(0).integers(0, 256, (rows, 6, 5, 3), np.uint8)
         self.inputs = script.model_inputs({"image": pixels, "y": np.arange(rows) % 3})
 
-    def iter_torch_batches(self, batch_size, device, local_shuffle_buffer_size=None):
+    def iter_torch_batches(self, batch_size, device):
         import torch
 
         for start in range(0, len(self.inputs["y"]), batch_size):
@@ -225,6 +225,92 @@ def test_torch_sees_ray_data_images_channels_first_laid_out_channels_last(write_
         x, y = next(iter(batches()))
         assert x.shape == (4, 3, 6, 5) and x.is_contiguous(memory_format=torch.channels_last)
         assert torch.equal(x[1, :, 2, 3], torch.as_tensor(shard.inputs["x"][1, 2, 3])) and y.tolist() == [0, 1, 2, 0]
+
+
+class TableShard:
+    """A table's model inputs as a Ray Dataset shard gives them: whole blocks (iter_torch_batches(batch_size=None),
+    iter_batches(batch_size=None) as NumPy) or batches, in the order of the rows (x and y are the row's number;
+    the TensorFlow batches as NumPy arrays, which tf.data takes alike)."""
+
+    def __init__(self, sizes):
+        self.blocks, start = [], 0
+        for size in sizes:
+            rows = np.arange(start, start + size, dtype=np.float32).reshape(-1, 1)
+            self.blocks.append({"x": rows, "y": rows.copy()})  # a regression's targets: one float32 column
+            start += size
+
+    def iter_batches(self, batch_size, batch_format):
+        assert batch_size is None and batch_format == "numpy"
+        yield from self.blocks
+
+    def iter_tf_batches(self, batch_size):
+        x, y = (np.concatenate([block[name] for block in self.blocks]) for name in ("x", "y"))
+        for start in range(0, len(y), batch_size):
+            yield {"x": x[start : start + batch_size], "y": y[start : start + batch_size]}
+
+    def iter_torch_batches(self, batch_size, device):
+        import torch
+
+        if batch_size is None:
+            yield from ({name: torch.as_tensor(values) for name, values in block.items()} for block in self.blocks)
+            return
+        x, y = (np.concatenate([block[name] for block in self.blocks]) for name in ("x", "y"))
+        for start in range(0, len(y), batch_size):
+            yield {
+                "x": torch.as_tensor(x[start : start + batch_size]),
+                "y": torch.as_tensor(y[start : start + batch_size]),
+            }
+
+
+BLOCKS = [700, 1500, 30, 2000, 5, 3]  # uneven, as filtered blocks come: some under the buffer's 4 batches
+
+
+def dealt_rows(batches) -> list[list[int]]:
+    """Each batch's row numbers, checking that every row's x is still its own y."""
+    rows = []
+    for x, y in batches:
+        assert np.array_equal(np.asarray(x), np.asarray(y))
+        rows.append(np.asarray(y).reshape(-1).astype(int).tolist())
+    return rows
+
+
+@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
+def test_training_rows_come_in_whole_batches_each_once_in_a_new_seeded_order(write_spec, framework):
+    """The workers' local shuffle (shuffled_batches, in place of Ray Data's local_shuffle_buffer_size, which cost
+    them 3x the CPU a row): every training row once a pass, in batches of batch_size but the last, drawn from at
+    least 4 batches' rows, another order each pass and the same in every run; validation rows in their order."""
+    if framework == "torch":
+        pytest.importorskip("torch")
+    spec = spec_text("{type: parquet, path: rows, label: y, task: regression, batch_size: 64}", framework)
+    lean = (
+        spec.replace("num_workers: 2", "num_workers: 1")
+        + "tune: {metric: val_loss, mode: min, space: {training.seed: {grid: [0]}}}\n"
+    )
+
+    def passes(seed):
+        script = script_of(write_spec, lean)
+        config = {"dataset": {**script.CONFIG["dataset"], "shuffle_seed": seed}, "training": {"max_batches": None}}
+        shard = TableShard(BLOCKS)
+        if framework == "torch":
+            train, val = script.make_loaders(config, shard, shard, "cpu")
+            return [dealt_rows(train()), dealt_rows(train())], dealt_rows(val())
+        np.random.seed(seed)  # keras.utils.set_random_seed does this in a worker
+        config["data"] = {"input_shape": [1]}
+        train, val = script.make_loaders(config, shard, shard, 1)
+        return [dealt_rows(train.as_numpy_iterator()), dealt_rows(train.as_numpy_iterator())], dealt_rows(
+            val.as_numpy_iterator()
+        )
+
+    total = sum(BLOCKS)
+    (first, second), validation = passes(0)
+    for rows in (first, second):
+        assert sorted(row for batch in rows for row in batch) == list(range(total))
+        assert [len(batch) for batch in rows] == [64] * (total // 64) + [total % 64]
+    assert [row for batch in validation for row in batch] == list(range(total))  # validation: never shuffled
+    assert first != second  # another order each pass
+    assert max(first[0]) >= 4 * 64 and sorted(first[0]) != first[0]  # drawn from the buffer, not the head in order
+    assert passes(0)[0] == [first, second]  # the same draws in every run of the spec
+    assert passes(1)[0][0] != first  # ... and others for another dataset.shuffle_seed
 
 
 @pytest.fixture
