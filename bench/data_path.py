@@ -8,7 +8,10 @@ training, one stage more at a time, so that a change to the data templates can b
 - the read and the split (`split_rows`, the training side: every row hashed);
 - the whole training split as the workers get it (then the preprocessors and `model_inputs`), as NumPy blocks, as
   `iter_torch_batches`, and with the local shuffle buffer the workers use;
-- the whole validation split (which reads every row again to find its own).
+- the whole validation split (which reads every row again to find its own);
+- the worker's own part: the CPU time of the process that takes the training split's batches, as a Train worker
+  does (a `streaming_split` whose coordinator actor runs Ray Data's execution elsewhere), with Ray Data's batches,
+  with Ray Data's local shuffle buffer, and with the script's (`shuffled_batches`).
 
 The Ray it starts has 2 CPUs for Ray Data and the object store of data_scale's runs (256 MiB); rows/s is over wall
 time, and "µs/row" is the CPUs' time per row read (2 CPUs x wall / rows read), an upper bound of the CPU the data
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import subprocess
 import sys
 import tempfile
@@ -57,6 +61,37 @@ def timed(name: str, batches, rows_read: int, count=lambda batch: batch.num_rows
     seconds = time.perf_counter() - start
     per_row = CPUS * seconds / rows_read * 1e6
     print(f"{name:48s} {rows:>11,} rows {seconds:7.1f} s {rows / seconds:>11,.0f} rows/s {per_row:7.2f} µs/row read")
+
+
+def consumers(module, train) -> None:
+    """The CPU time this process spends a training row taking its batches as a Train worker takes its shard: what
+    each way of batching (and shuffling) costs the worker beside its training. Each pass once untimed first."""
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+
+    def order(rows):
+        return torch.randperm(rows, generator=generator)
+
+    ways = {
+        "iter_torch_batches": lambda shard: shard.iter_torch_batches(batch_size=BATCH),
+        "+ Ray Data's local shuffle buffer": lambda shard: shard.iter_torch_batches(
+            batch_size=BATCH, local_shuffle_buffer_size=4 * BATCH
+        ),
+        "+ the script's shuffled_batches": lambda shard: module.shuffled_batches(
+            shard.iter_torch_batches(batch_size=None), BATCH, order, torch.cat
+        ),
+    }
+    for name, batches in ways.items():
+        shard = train.streaming_split(1)[0]  # the execution in a coordinator actor, as for Train's workers
+        for _ in batches(shard):
+            pass
+        before, rows = os.times(), 0
+        for batch in batches(shard):
+            rows += len(batch["x"])
+        after = os.times()
+        cpu = after.user + after.system - before.user - before.system
+        print(f"{name:48s} {rows:>11,} rows {cpu:7.1f} s CPU {cpu / rows * 1e6:7.2f} µs/row")
 
 
 def examples(batch) -> int:
@@ -110,6 +145,8 @@ def main(argv=None) -> int:
         shuffled = train.iter_torch_batches(batch_size=BATCH, local_shuffle_buffer_size=4 * BATCH)
         timed("training split, + local shuffle buffer", shuffled, total, examples)
         timed("validation split, iter_torch_batches", validation.iter_torch_batches(batch_size=BATCH), total, examples)
+        print("\nthe worker's part: this process's CPU a training row, its batches from a streaming_split")
+        consumers(module, train)
     finally:
         ray.shutdown()
     return 0
