@@ -277,8 +277,8 @@ def dealt_rows(batches) -> list[list[int]]:
 @pytest.mark.parametrize("framework", ["torch", "tensorflow"])
 def test_training_rows_come_in_whole_batches_each_once_in_a_new_seeded_order(write_spec, framework):
     """The workers' local shuffle (shuffled_batches, in place of Ray Data's local_shuffle_buffer_size, which cost
-    them nearly twice the CPU a row): every training row once a pass, in batches of batch_size but the last, drawn from at
-    least 4 batches' rows, another order each pass and the same in every run; validation rows in their order."""
+    them nearly twice the CPU a row): every training row once a pass, in batches of batch_size but the last, drawn
+    from at least 4 batches' rows, another order each pass and the same in every run; validation rows in order."""
     if framework == "torch":
         pytest.importorskip("torch")
     spec = spec_text("{type: parquet, path: rows, label: y, task: regression, batch_size: 64}", framework)
