@@ -243,23 +243,21 @@ class TableShard:
         assert batch_size is None and batch_format == "numpy"
         yield from self.blocks
 
+    def batches(self, batch_size):
+        """The rows in order, in batches of `batch_size` across the blocks (as NumPy arrays)."""
+        rows = {name: np.concatenate([block[name] for block in self.blocks]) for name in ("x", "y")}
+        for start in range(0, len(rows["y"]), batch_size):
+            yield {name: values[start : start + batch_size] for name, values in rows.items()}
+
     def iter_tf_batches(self, batch_size):
-        x, y = (np.concatenate([block[name] for block in self.blocks]) for name in ("x", "y"))
-        for start in range(0, len(y), batch_size):
-            yield {"x": x[start : start + batch_size], "y": y[start : start + batch_size]}
+        yield from self.batches(batch_size)
 
     def iter_torch_batches(self, batch_size, device):
         import torch
 
-        if batch_size is None:
-            yield from ({name: torch.as_tensor(values) for name, values in block.items()} for block in self.blocks)
-            return
-        x, y = (np.concatenate([block[name] for block in self.blocks]) for name in ("x", "y"))
-        for start in range(0, len(y), batch_size):
-            yield {
-                "x": torch.as_tensor(x[start : start + batch_size]),
-                "y": torch.as_tensor(y[start : start + batch_size]),
-            }
+        found = self.blocks if batch_size is None else self.batches(batch_size)
+        for batch in found:
+            yield {name: torch.as_tensor(values) for name, values in batch.items()}
 
 
 BLOCKS = [700, 1500, 30, 2000, 5, 3]  # uneven, as filtered blocks come: some under the buffer's 4 batches
