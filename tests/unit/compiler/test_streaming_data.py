@@ -513,13 +513,17 @@ def write_parquet(path, frame, **options):
     pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, **options)
 
 
-def test_parquet_files_are_read_a_slice_at_a_time_with_their_hive_partitions(parquet_script, tmp_path):
+def test_parquet_files_are_read_a_slice_at_a_time_with_their_hive_partitions(parquet_script, tmp_path, monkeypatch):
     """One read task a parquet file (its rows from the footer), in name order; what read_parquet leaves out is left
     out (other extensions, directories starting with "." or "_"); a key=value directory is a string column; each
-    file's rows come SLICE_ROWS at a time, however large its row groups."""
+    file's rows come a slice of about SLICE_BYTES (uncompressed, from the footer) at a time, however large its row
+    groups, and a row at least."""
+    import pyarrow.parquet as pq
+
     script, root = parquet_script, tmp_path / "rows"
-    big = table(n=script.SLICE_ROWS * 2 + 5)
-    write_parquet(root / "region=north" / "b.parquet", big)  # one row group of 2 slices and a bit
+    monkeypatch.setattr(script, "SLICE_BYTES", 4096)
+    big = table(n=1000)
+    write_parquet(root / "region=north" / "b.parquet", big)  # one row group of several slices and a bit
     write_parquet(root / "region=south" / "a.parquet", table(n=10, seed=1), row_group_size=3)
     write_parquet(root / "_tmp" / "c.parquet", table(n=10))
     write_parquet(root / ".hidden" / "d.parquet", table(n=10))
@@ -536,8 +540,11 @@ def test_parquet_files_are_read_a_slice_at_a_time_with_their_hive_partitions(par
     assert tasks[0].schema.field("region").type == pa.string()
     assert [task.metadata.num_rows for task in tasks] == [len(big), 10]
 
+    footer = pq.read_metadata(root / "region=north" / "b.parquet")
+    rows, row_bytes = script.slice_rows(footer), script.uncompressed(footer) / footer.num_rows
+    assert 1 < rows < 1000 // 2 and 4096 - row_bytes < rows * row_bytes <= 4096
     slices = list(tasks[0]())
-    assert [piece.num_rows for piece in slices] == [script.SLICE_ROWS, script.SLICE_ROWS, 5]
+    assert [piece.num_rows for piece in slices] == [rows] * (1000 // rows) + [1000 % rows] * (1000 % rows > 0)
     read = pa.concat_tables(slices)
     assert read.drop_columns("region").equals(pa.Table.from_pandas(big, preserve_index=False))
     assert set(read.column("region").to_pylist()) == {"north"}
@@ -545,6 +552,8 @@ def test_parquet_files_are_read_a_slice_at_a_time_with_their_hive_partitions(par
 
     limited = files.get_read_tasks(parallelism=200, per_task_row_limit=7)  # Ray Data's limit pushed into the read
     assert sum(piece.num_rows for piece in limited[1]()) == 7
+    monkeypatch.setattr(script, "SLICE_BYTES", 1)  # rows larger than a slice: one at a time
+    assert [piece.num_rows for piece in tasks[1]()] == [1] * 10
 
 
 def test_parquet_files_at_a_uri_are_listed_and_read_through_its_file_system(parquet_script, tmp_path):
