@@ -517,7 +517,7 @@ def test_parquet_files_are_read_a_slice_at_a_time_with_their_hive_partitions(par
     """One read task a parquet file (its rows from the footer), in name order; what read_parquet leaves out is left
     out (other extensions, directories starting with "." or "_"); a key=value directory is a string column; each
     file's rows come a slice of about SLICE_BYTES (uncompressed, from the footer) at a time, however large its row
-    groups, and a row at least."""
+    groups: a row at least, SLICE_ROWS_AT_MOST at most."""
     import pyarrow.parquet as pq
 
     script, root = parquet_script, tmp_path / "rows"
@@ -554,6 +554,9 @@ def test_parquet_files_are_read_a_slice_at_a_time_with_their_hive_partitions(par
     assert sum(piece.num_rows for piece in limited[1]()) == 7
     monkeypatch.setattr(script, "SLICE_BYTES", 1)  # rows larger than a slice: one at a time
     assert [piece.num_rows for piece in tasks[1]()] == [1] * 10
+    monkeypatch.setattr(script, "SLICE_BYTES", 1 << 40)  # rows that seem tiny (a footer may understate them)
+    monkeypatch.setattr(script, "SLICE_ROWS_AT_MOST", 300)
+    assert [piece.num_rows for piece in tasks[0]()] == [300, 300, 300, 100]
 
 
 def test_parquet_files_at_a_uri_are_listed_and_read_through_its_file_system(parquet_script, tmp_path):
