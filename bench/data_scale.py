@@ -455,9 +455,9 @@ def line(result: dict) -> str:
         f"wall {result['wall_s']:6.1f} s  peak {result['peak_mb']:7,.0f} MiB  store {result['store_mb']:.0f} MiB  "
         f"spilled {result['spilled_mb']:,} MiB  "
         f"(sampling took {result['sampling_cpu_s']:.1f} s of CPU)"
-        f"\n{'':<26}at the peak, {result['peak_s']:.0f} s in (epochs ended at "
+        f"\n{'':<26}at the peak, {result['peak_s']:.0f} s in (the timed epochs began and ended at "
         f"{' and '.join(f'{at:.0f}' for at in result['epochs_end_s'])} s), MiB: {parts}"
-        f"\n{'':<26}CPU an epoch after the first (core-seconds of {os.cpu_count() * result['epoch_s']:.0f}): {cpu}"
+        f"\n{'':<26}CPU a timed epoch (core-seconds of {os.cpu_count() * result['epoch_s']:.0f}): {cpu}"
     )
 
 
