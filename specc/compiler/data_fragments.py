@@ -11,12 +11,22 @@ FILLS = ("mean", "median", "most_frequent")  # dataset.missing values that fit a
 def data_context(plan: Plan) -> dict:
     """What the data templates branch on: `fills` (missing values filled), `fits` (Ray Data preprocessors fitted on
     the training split), `streams` (Ray Data streams from storage: CPUs left for it), `fitted` (a preprocessing.json
-    in every checkpoint), `train_buffer` (training batches through a local shuffle buffer)."""
+    in every checkpoint), `train_buffer` (training batches through a local shuffle buffer), `keeps_validation` (a torch
+    worker keeps its streamed validation batches on its disk: ValidationOnDisk)."""
     dataset = plan.experiment.dataset
     fills = getattr(dataset, "missing", None) in FILLS
     fits = plan.data_source == "files" and (dataset.standardize or bool(getattr(dataset, "categorical", [])) or fills)
-    streams, buffer = plan.streams, _train_buffer(plan)
-    return {"fills": fills, "fits": fits, "streams": streams, "fitted": plan.fitted, "train_buffer": buffer}
+    streams, buffer, keeps = plan.streams, _train_buffer(plan), _keeps_validation(plan)
+    context = {"fills": fills, "fits": fits, "streams": streams, "fitted": plan.fitted, "train_buffer": buffer}
+    return {**context, "keeps_validation": keeps}
+
+
+def _keeps_validation(plan: Plan) -> bool:
+    """Whether a torch worker keeps its validation batches from Ray Data's first whole pass on its disk: when they
+    stream from files, whose validation rows each pass would otherwise find by reading the whole data set again.
+    (Keras reads the validation pipeline itself, from another thread: no vote across workers fits there.)"""
+    e = plan.experiment
+    return plan.streams and e.validates() and e.framework == "torch"
 
 
 def _train_buffer(plan: Plan) -> str:
@@ -36,6 +46,8 @@ def data_imports(plan: Plan) -> tuple[set[str], set[str]]:
     if plan.streams:
         modules |= {"ray.data"}
         froms.add("from ray.data._internal.execution.execution_callback import ExecutionCallback")  # PacedScheduling
+    if _keeps_validation(plan):
+        modules |= {"shutil", "tempfile"}  # ValidationOnDisk
     if dataset.type == "csv":
         modules.add("pyarrow.csv")
     if dataset.type == "parquet":

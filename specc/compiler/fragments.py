@@ -61,7 +61,7 @@ STDLIB = {
     "sys",
 }
 STDLIB |= {"contextlib", "fcntl", "functools", "re", "stat", "tempfile", "threading", "time", "zipfile"}
-STDLIB |= {"concurrent.futures", "hashlib", "warnings"}
+STDLIB |= {"concurrent.futures", "hashlib", "shutil", "warnings"}
 # run.resume -> Tuner.restore's arguments (never: check_resumable refuses before Tune is asked)
 RESTORE = {
     "auto": "resume_unfinished=True, resume_errored=True",

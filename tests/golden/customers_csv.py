@@ -21,6 +21,7 @@ import logging
 import math
 import os
 import re
+import shutil
 import socket
 import stat
 import sys
@@ -509,11 +510,23 @@ def make_loaders(config):
             return shuffled_batches(blocks, batch_size, order, torch.cat)
         return shard.iter_torch_batches(batch_size=batch_size, device=device)
 
+    # the validation rows: Ray Data's first whole pass over this worker's shard, kept on its disk for the epochs after
+    kept = ValidationOnDisk(
+        lambda: val.iter_batches(batch_size=batch_size, batch_format="numpy"),
+        lambda values: all_workers(torch.tensor(values, device=device)).tolist(),
+        ray.train.get_context().get_world_size(),
+    )
+
+    def validation_batches():
+        for found in kept():
+            batch = {name: torch.as_tensor(values, device=device) for name, values in found.items()}
+            yield batch["x"], batch["y"]
+
     def batches(shard, shuffle_buffer):
         for batch in passed(shard, shuffle_buffer):
             yield batch["x"], batch["y"]
 
-    return (lambda: batches(train, shuffle_buffer=True)), (lambda: batches(val, shuffle_buffer=False))
+    return (lambda: batches(train, shuffle_buffer=True)), validation_batches
 
 
 def shuffled_batches(blocks, batch_size, order, joined):
@@ -538,6 +551,89 @@ def dealt(rows, order, batch_size):
     """`rows` (columns by name) in batches of `batch_size`, in `order`."""
     for start in range(0, len(order), batch_size):
         yield {name: values[order[start : start + batch_size]] for name, values in rows.items()}
+
+
+class ValidationOnDisk:
+    """This worker's validation batches, kept on its local disk from a whole pass of Ray Data over its shard and read
+    back in the epochs after. A file data set's validation rows are found by reading and hashing every row of every
+    file (in_validation): each epoch again, while the workers wait. Kept, the split and its preprocessing run once.
+
+    `stream()` starts a pass over the shard (batches: NumPy arrays by name); `added(values)` adds a list of numbers
+    across the workers (all_workers). Every pass starts with a vote: the kept batches are read only when every worker
+    kept a whole pass, the same one; otherwise every worker streams, and keeps this pass instead. A worker that
+    streamed alone would wait forever at Ray Data's split for the others. A worker that cannot keep its batches (disk
+    full, more than DISK_SHARE of the free space, or a pass broken off) stops keeping them, and so then do all.
+
+    The files are unnamed (tempfile.TemporaryFile): nothing is left on the disk when the process ends, however it
+    ends, and nothing but this process can open them."""
+
+    DISK_SHARE = 0.125  # of the disk's free space when a pass starts: what one worker may keep
+
+    def __init__(self, stream, added, workers):
+        self.stream, self.added, self.workers = stream, added, workers
+        self.files, self.layouts, self.kept_bytes = {}, [], 0
+        self.whole, self.stopped, self.agreed = False, False, False
+
+    def __call__(self):
+        if not self.agreed:
+            whole, stopped = self.added([float(self.whole), float(self.stopped)])
+            self.agreed = whole == self.workers
+            self.stopped = self.stopped or stopped > 0
+        if self.agreed:
+            yield from self.read()
+            return
+        self.forget()  # a pass that some worker did not keep whole: every worker keeps this one instead
+        room = 0 if self.stopped else shutil.disk_usage(tempfile.gettempdir()).free * self.DISK_SHARE
+        try:
+            for batch in self.stream():
+                if not self.stopped:
+                    self.keep(batch, room)
+                yield batch
+        except GeneratorExit:  # a pass broken off (training.validation_steps): the next ones will be too
+            self.stop()
+            raise
+        self.whole = not self.stopped
+
+    def keep(self, batch, room):
+        """Appends a batch's arrays to their files, or stops keeping (forgets what it kept) when it cannot."""
+        layout = [(name, values.dtype, values.shape) for name, values in batch.items()]
+        size = sum(values.nbytes for values in batch.values())
+        if any(dtype.hasobject for _, dtype, _ in layout) or self.kept_bytes + size > room:
+            self.stop()
+            return
+        try:
+            for name, values in batch.items():
+                if name not in self.files:
+                    self.files[name] = tempfile.TemporaryFile()  # noqa: SIM115 (open across passes: forget closes it)
+                self.files[name].write(np.ascontiguousarray(values).data)
+        except OSError:  # the disk is full, or failing: stream instead
+            self.stop()
+            return
+        self.layouts.append(layout)
+        self.kept_bytes += size
+
+    def read(self):
+        """The kept batches, in the order they came."""
+        for file in self.files.values():
+            file.flush()
+            file.seek(0)
+        for layout in self.layouts:
+            batch = {}
+            for name, dtype, shape in layout:
+                values = np.empty(shape, dtype)
+                if self.files[name].readinto(memoryview(values).cast("B")) != values.nbytes:
+                    raise OSError(f"the validation batches kept on this worker's disk end early ({name})")
+                batch[name] = values
+            yield batch
+
+    def stop(self):
+        self.forget()
+        self.stopped = True
+
+    def forget(self):
+        for file in self.files.values():
+            file.close()
+        self.files, self.layouts, self.kept_bytes, self.whole = {}, [], 0, False
 
 
 def build_model(cfg, input_shape, num_outputs):

@@ -217,17 +217,23 @@ def test_ray_data_images_become_model_inputs_with_their_class(write_spec):
 
 
 class ImageShard:
-    """Batches of model_inputs' images as a Ray Dataset shard's iter_torch_batches gives them (the data only)."""
+    """Batches of model_inputs' images as a Ray Dataset shard gives them (the data only): as torch tensors
+    (iter_torch_batches) or NumPy arrays (iter_batches: a torch worker's validation pass)."""
 
     def __init__(self, script, rows):
         pixels = np.random.default_rng(0).integers(0, 256, (rows, 6, 5, 3), np.uint8)
         self.inputs = script.model_inputs({"image": pixels, "y": np.arange(rows) % 3})
 
+    def iter_batches(self, batch_size, batch_format):
+        assert batch_format == "numpy"
+        for start in range(0, len(self.inputs["y"]), batch_size):
+            yield {name: values[start : start + batch_size] for name, values in self.inputs.items()}
+
     def iter_torch_batches(self, batch_size, device):
         import torch
 
-        for start in range(0, len(self.inputs["y"]), batch_size):
-            yield {name: torch.as_tensor(values[start : start + batch_size]) for name, values in self.inputs.items()}
+        for batch in self.iter_batches(batch_size, "numpy"):
+            yield {name: torch.as_tensor(values) for name, values in batch.items()}
 
 
 def test_torch_sees_ray_data_images_channels_first_laid_out_channels_last(write_spec):
@@ -239,16 +245,17 @@ def test_torch_sees_ray_data_images_channels_first_laid_out_channels_last(write_
     script = script_of(write_spec, lean + "tune: {metric: val_loss, mode: min, space: {training.seed: {grid: [0]}}}\n")
     shard = ImageShard(script, 10)
     train, val = script.make_loaders({"dataset": script.CONFIG["dataset"]}, shard, shard, "cpu")
-    for batches in (train, val):
-        x, y = next(iter(batches()))
+    for batches in (train, val, val):  # validation twice: Ray Data's whole pass, then the one kept on disk
+        (x, y), *_ = batches()  # the whole pass
         assert x.shape == (4, 3, 6, 5) and x.is_contiguous(memory_format=torch.channels_last)
         assert torch.equal(x[1, :, 2, 3], torch.as_tensor(shard.inputs["x"][1, 2, 3])) and y.tolist() == [0, 1, 2, 0]
 
 
 class TableShard:
     """A table's model inputs as a Ray Dataset shard gives them: whole blocks (iter_torch_batches(batch_size=None),
-    iter_batches(batch_size=None) as NumPy) or batches, in the order of the rows (x and y are the row's number;
-    the TensorFlow batches as NumPy arrays, which tf.data takes alike)."""
+    iter_batches(batch_size=None) as NumPy) or batches (iter_batches as NumPy: a torch worker's validation pass), in
+    the order of the rows (x and y are the row's number; the TensorFlow batches as NumPy arrays, which tf.data takes
+    alike)."""
 
     def __init__(self, sizes):
         self.blocks, start = [], 0
@@ -258,8 +265,8 @@ class TableShard:
             start += size
 
     def iter_batches(self, batch_size, batch_format):
-        assert batch_size is None and batch_format == "numpy"
-        yield from self.blocks
+        assert batch_format == "numpy"
+        yield from self.blocks if batch_size is None else self.batches(batch_size)
 
     def batches(self, batch_size):
         """The rows in order, in batches of `batch_size` across the blocks (as NumPy arrays)."""
