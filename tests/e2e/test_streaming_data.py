@@ -5,7 +5,7 @@
 - a csv with text categories and missing values: Ray Data's preprocessors fitted on the training split (what
   preprocessing.json holds is checked against pandas on the same rows), a category seen only in validation encodes
   as zeros, and a run killed mid-way resumes on the very same split (the checkpoints' validation loss recomputed
-  by hand on the rows the compiled split function picks);
+  by hand on the rows the compiled split function picks, which Ray Data read once a run: the worker kept them);
 - an image folder of scikit-learn's digits as PNGs trains to val_accuracy >= 0.9 through Ray Data (torch and
   Keras) and through torch DataLoaders.
 """
@@ -175,6 +175,12 @@ def with_unseen_category(path: Path, module, cfg) -> str:
     raise AssertionError("no validation row kept its side with a new plan")
 
 
+def executions(ray_log: str) -> dict[str, int]:
+    """How many times Ray Data executed each data set of a run (a pass of its files), by ray.log."""
+    names = re.findall(r"Execution plan of Dataset (train|validation)_", ray_log)
+    return {name: names.count(name) for name in sorted(set(names))}
+
+
 def latest_state(run_dir: Path) -> dict:
     """state.pt of the run's latest checkpoint."""
     import torch
@@ -256,6 +262,9 @@ def test_a_table_with_categories_and_missing_values_trains_and_resumes_on_the_sa
     # not through Ray Data's hash aggregate, whose shuffle workers start anew for each aggregate (docs/data.md)
     ray_log = (run_dir / "ray.log").read_text(encoding="utf-8")
     assert "AllToAllOperator[Aggregate]" in ray_log and "HashAggregate" not in ray_log
+    # Ray Data read the training rows every epoch, the validation rows once a run: the worker kept them on its disk
+    # (ValidationOnDisk) for the epochs after; the checkpoints' losses below show they were the split's, all of them
+    assert executions(ray_log) == {"train": 4, "validation": 2}
     state = json.loads((saved[-1] / "preprocessing.json").read_text(encoding="utf-8"))
     validation, frame = held_out_rows(module, cfg)
     assert unseen in validation.index
@@ -363,6 +372,9 @@ def test_an_image_folder_of_digits_trains_to_90_percent(variant, digit_folder, t
     state = json.loads((checkpoints(result.run_dir)[-1] / "preprocessing.json").read_text(encoding="utf-8"))
     assert state["classes"] == [str(digit) for digit in range(10)]
     assert state["input_shape"] == ([8, 8, 1] if framework == "tensorflow" else [1, 8, 8])
+    if loader == "ray_data":  # torch's two workers read the validation images once, kept them, and voted to use them
+        ray_log = (Path(result.run_dir) / "ray.log").read_text(encoding="utf-8")
+        assert executions(ray_log) == {"train": 5, "validation": 1 if framework == "torch" else 5}
 
     # specc evaluate (issue 20): the last checkpoint on the same held-out images, decoded as training decoded them, in
     # one process (with Ray Data, training's two equal shards may have left one validation image out of its figures)
