@@ -493,8 +493,8 @@ class ValidationOnDisk:
     streamed alone would wait forever at Ray Data's split for the others. A worker that cannot keep its batches (disk
     full, more than DISK_SHARE of the free space, or a pass broken off) stops keeping them, and so then do all.
 
-    The files are unnamed (tempfile.TemporaryFile): nothing is left on the disk when the process ends, however it
-    ends, and nothing but this process can open them."""
+    The files have no name (tempfile.TemporaryFile, made unlinked): no other process finds them in the temporary
+    directory, and nothing is left on the disk when this one ends, however it ends."""
 
     DISK_SHARE = 0.125  # of the disk's free space when a pass starts: what one worker may keep
 
