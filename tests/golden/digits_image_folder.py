@@ -512,7 +512,7 @@ class ValidationOnDisk:
             yield from self.read()
             return
         self.forget()  # a pass that some worker did not keep whole: every worker keeps this one instead
-        room = 0 if self.stopped else shutil.disk_usage(tempfile.gettempdir()).free * self.DISK_SHARE
+        room = 0 if self.stopped else self.room()
         try:
             for batch in self.stream():
                 if not self.stopped:
@@ -522,6 +522,13 @@ class ValidationOnDisk:
             self.stop()
             raise
         self.whole = not self.stopped
+
+    def room(self):
+        """The bytes this worker may keep: DISK_SHARE of its temporary directory's free space (none without one)."""
+        try:
+            return shutil.disk_usage(tempfile.gettempdir()).free * self.DISK_SHARE
+        except OSError:
+            return 0
 
     def keep(self, batch, room):
         """Appends a batch's arrays to their files, or stops keeping (forgets what it kept) when it cannot."""

@@ -138,6 +138,10 @@ def test_a_worker_that_cannot_keep_its_batches_stops_and_so_do_the_others(kept_c
     assert workers.votes == [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]  # it kept pass 0, then stopped with the other
     assert kept.files == {}
 
+    monkeypatch.setattr(tempfile, "tempdir", "/nonexistent/temporary")  # no temporary directory: no room at all
+    kept = kept_class(stream_of(passes)[0], one_worker, 1)
+    assert list(kept()) == passes[0] and kept.stopped and kept.files == {}
+
 
 def test_values_that_are_python_objects_are_not_kept(kept_class):
     texts = [{"x": np.zeros((2, 1), np.float32), "y": np.array(["a", None], dtype=object)}]
