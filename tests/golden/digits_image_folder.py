@@ -524,9 +524,14 @@ class ValidationOnDisk:
         self.whole = not self.stopped
 
     def room(self):
-        """The bytes this worker may keep: DISK_SHARE of its temporary directory's free space (none without one)."""
+        """The bytes this worker may keep: DISK_SHARE of its temporary directory's free space; none without one, or
+        when that directory is memory (tmpfs, ramfs: a container's /tmp may be), where keeping would grow the run's
+        memory with the data set."""
         try:
-            return shutil.disk_usage(tempfile.gettempdir()).free * self.DISK_SHARE
+            directory = os.path.realpath(tempfile.gettempdir())
+            if file_system_type(directory) in ("tmpfs", "ramfs"):
+                return 0
+            return shutil.disk_usage(directory).free * self.DISK_SHARE
         except OSError:
             return 0
 
@@ -570,6 +575,18 @@ class ValidationOnDisk:
         for file in self.files.values():
             file.close()
         self.files, self.layouts, self.kept_bytes, self.whole = {}, [], 0, False
+
+
+def file_system_type(path):
+    """The type of the file system `path` is on, by the longest mount point above it in /proc/self/mounts (Linux;
+    elsewhere: None)."""
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as mounts:
+            points = [line.split()[1:3] for line in mounts if len(line.split()) > 2]
+    except OSError:
+        return None
+    above = [(point, kind) for point, kind in points if path == point or path.startswith(point.rstrip("/") + "/")]
+    return max(above, key=lambda found: len(found[0]))[1] if above else None
 
 
 def build_model(cfg, input_shape, num_outputs):

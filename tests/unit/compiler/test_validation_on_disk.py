@@ -20,8 +20,11 @@ LEAN = "tune: {metric: val_loss, mode: min, space: {training.seed: {grid: [0]}}}
 
 
 @pytest.fixture
-def kept_class(write_spec):
-    return script_of(write_spec, spec_text(PARQUET)).ValidationOnDisk
+def kept_class(write_spec, monkeypatch):
+    """ValidationOnDisk, its temporary directory taken for a disk (a tmpfs /tmp keeps nothing: the last tests)."""
+    script = script_of(write_spec, spec_text(PARQUET))
+    monkeypatch.setattr(script, "file_system_type", lambda path: "ext4")
+    return script.ValidationOnDisk
 
 
 def stream_of(passes):
@@ -140,6 +143,18 @@ def test_a_worker_that_cannot_keep_its_batches_stops_and_so_do_the_others(kept_c
 
     monkeypatch.setattr(tempfile, "tempdir", "/nonexistent/temporary")  # no temporary directory: no room at all
     kept = kept_class(stream_of(passes)[0], one_worker, 1)
+    assert list(kept()) == passes[0] and kept.stopped and kept.files == {}
+
+
+def test_a_temporary_directory_in_memory_keeps_nothing(write_spec, monkeypatch):
+    """A tmpfs /tmp (a container's, Kubernetes' memory emptyDir) is memory: keeping the batches there would grow the
+    run's memory with the data set, so the worker streams. /dev/shm is one on Linux."""
+    script = script_of(write_spec, spec_text(PARQUET))
+    assert script.file_system_type("/dev/shm") == "tmpfs" and script.file_system_type("/dev/shm/a/b") == "tmpfs"
+    assert script.file_system_type("/proc/self") == "proc"
+    monkeypatch.setattr(tempfile, "tempdir", "/dev/shm")
+    passes = [batches_of(0)]
+    kept = script.ValidationOnDisk(stream_of(passes)[0], one_worker, 1)
     assert list(kept()) == passes[0] and kept.stopped and kept.files == {}
 
 
