@@ -6,6 +6,7 @@ validation loss recomputed on the held-out rows; an image folder on 2 workers)."
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 
@@ -140,6 +141,18 @@ def test_a_worker_that_cannot_keep_its_batches_stops_and_so_do_the_others(kept_c
         assert list(kept()) == passes[index]
     assert workers.votes == [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]  # it kept pass 0, then stopped with the other
     assert kept.files == {}
+
+    class FullDisk:
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def close(self):
+            pass
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tempfile, "TemporaryFile", FullDisk)
+        kept = kept_class(stream_of(passes)[0], one_worker, 1)
+        assert list(kept()) == passes[0] and kept.stopped and kept.files == {}
 
     monkeypatch.setattr(tempfile, "tempdir", "/nonexistent/temporary")  # no temporary directory: no room at all
     kept = kept_class(stream_of(passes)[0], one_worker, 1)
