@@ -449,9 +449,12 @@ def plain(value):
 
 
 def numbers(block, names):
-    """The named columns of an Arrow block side by side, as float32."""
+    """The named columns of an Arrow block side by side, as float32 (each cast as it is copied in: float64 columns
+    stacked first, then cast, cost three times the CPU)."""
     columns = [block.column(name).to_numpy(zero_copy_only=False) for name in names]
-    return np.column_stack(columns).astype(np.float32) if columns else np.zeros((block.num_rows, 0), np.float32)
+    if not columns:
+        return np.zeros((block.num_rows, 0), np.float32)
+    return np.stack(columns, axis=1, dtype=np.float32, casting="unsafe")  # unsafe: as astype, integers and decimals
 
 
 def model_inputs(block, numeric, label):

@@ -160,6 +160,29 @@ def test_the_model_inputs_are_the_numbers_then_each_category_one_hot(tabular):
     assert empty["x"].shape == (0, 3)
 
 
+def test_numeric_columns_of_every_arrow_type_become_float32_as_numpy_casts_them(tabular):
+    """Each column is cast to float32 as it is copied in, to the values NumPy's astype gives: float64 rounded once,
+    integers, booleans, decimals (as Python objects), float16, missing values as NaN."""
+    from decimal import Decimal
+
+    script, _ = tabular
+    columns = {
+        "f64": pa.array([0.1, -1e10, 2.0**-30], pa.float64()),
+        "i64": pa.array([2**40 + 1, -3, 0], pa.int64()),
+        "flag": pa.array([True, False, True]),
+        "money": pa.array([Decimal("1.25"), Decimal("-0.10"), Decimal("3")], pa.decimal128(5, 2)),
+        "half": pa.array(np.array([0.5, 1.5, -2.0], np.float16)),
+        "gap": pa.array([1.0, None, 3.0], pa.float32()),
+    }
+    x = script.numbers(pa.table(columns), list(columns))
+    expected = np.column_stack(
+        [column.to_numpy(zero_copy_only=False).astype(np.float32) for column in columns.values()]
+    )
+    assert x.dtype == np.float32 and x.shape == (3, 6) and x.flags.c_contiguous
+    np.testing.assert_array_equal(x, expected)  # NaN where a value is missing, in both
+    assert np.isnan(x[1, 5]) and x[0, 1] == np.float32(2**40 + 1)
+
+
 def png(path, value=0):
     from PIL import Image
 
