@@ -236,16 +236,26 @@ def test_ray_data_images_become_model_inputs_with_their_class(write_spec):
     )
     batch = {"image": np.full((2, 2, 2), 255, np.uint8), "y": np.array([1, 0])}
     inputs = torch_script.model_inputs(batch)
-    assert inputs["x"].shape == (2, 2, 2, 1) and inputs["x"].max() == 1.0 and inputs["y"].tolist() == [1, 0]
+    # bytes through Ray Data (a quarter of float32's): the workers scale them
+    assert inputs["x"].shape == (2, 2, 2, 1) and inputs["x"].dtype == np.uint8 and inputs["x"].max() == 255
+    assert inputs["y"].tolist() == [1, 0]
 
 
 class ImageShard:
     """Batches of model_inputs' images as a Ray Dataset shard gives them (the data only): as torch tensors
-    (iter_torch_batches) or NumPy arrays (iter_batches: a torch worker's validation pass)."""
+    (iter_torch_batches), TensorFlow's (iter_tf_batches) or NumPy arrays (iter_batches: a torch worker's validation
+    pass). Every byte value is among the pixels."""
 
     def __init__(self, script, rows):
         pixels = np.random.default_rng(0).integers(0, 256, (rows, 6, 5, 3), np.uint8)
+        pixels.reshape(-1)[:256] = np.arange(256)
         self.inputs = script.model_inputs({"image": pixels, "y": np.arange(rows) % 3})
+
+    def iter_tf_batches(self, batch_size):
+        import tensorflow as tf
+
+        for batch in self.iter_batches(batch_size, "numpy"):
+            yield {name: tf.constant(values) for name, values in batch.items()}
 
     def iter_batches(self, batch_size, batch_format):
         assert batch_format == "numpy"
@@ -259,19 +269,44 @@ class ImageShard:
             yield {name: torch.as_tensor(values) for name, values in batch.items()}
 
 
-def test_torch_sees_ray_data_images_channels_first_laid_out_channels_last(write_spec):
-    """The data tasks pass images on as they decode them (height, width, channels); the torch batches see them as
-    its convolutions take them, with no copy: channels_last, its faster layout on CPU (and on GPU with AMP)."""
+def image_trial_script(write_spec, framework):
+    """An image folder's script whose trials each train in one process (make_loaders takes the data sets)."""
+    spec = spec_text("{type: image_folder, path: images, image_size: [6, 5], batch_size: 4}", framework)
+    lean = spec.replace("num_workers: 2", "num_workers: 1")
+    return script_of(write_spec, lean + "tune: {metric: val_loss, mode: min, space: {training.seed: {grid: [0]}}}\n")
+
+
+def test_torch_sees_ray_data_images_scaled_channels_first_laid_out_channels_last(write_spec):
+    """The data tasks pass images on as bytes, as they decode them (height, width, channels); the torch batches see
+    them as float32 in [0, 1] (the very values specc predict computes, and the in-memory data sets), as its
+    convolutions take them: channels first, laid out channels_last, its faster layout on CPU (and on GPU with AMP)."""
     torch = pytest.importorskip("torch")
-    spec = spec_text("{type: image_folder, path: images, image_size: [6, 5], batch_size: 4}")
-    lean = spec.replace("num_workers: 2", "num_workers: 1")  # a trial's one process: make_loaders takes the datasets
-    script = script_of(write_spec, lean + "tune: {metric: val_loss, mode: min, space: {training.seed: {grid: [0]}}}\n")
-    shard = ImageShard(script, 10)
+    script = image_trial_script(write_spec, "torch")
+    shard = ImageShard(script, 20)
+    expected = torch.as_tensor(shard.inputs["x"].astype(np.float32) / 255.0).permute(0, 3, 1, 2)
     train, val = script.make_loaders({"dataset": script.CONFIG["dataset"]}, shard, shard, "cpu")
     for batches in (train, val, val):  # validation twice: Ray Data's whole pass, then the one kept on disk
-        (x, y), *_ = batches()  # the whole pass
-        assert x.shape == (4, 3, 6, 5) and x.is_contiguous(memory_format=torch.channels_last)
-        assert torch.equal(x[1, :, 2, 3], torch.as_tensor(shard.inputs["x"][1, 2, 3])) and y.tolist() == [0, 1, 2, 0]
+        (x, y), *rest = batches()  # the whole pass
+        assert x.shape == (4, 3, 6, 5) and x.dtype == torch.float32
+        assert x.is_contiguous(memory_format=torch.channels_last)
+        assert torch.equal(torch.cat([x, *(batch for batch, _ in rest)]), expected)
+        assert y.tolist() == [0, 1, 2, 0]
+
+
+def test_keras_sees_ray_data_images_scaled(write_spec):
+    """The Keras batches see the bytes as float32 in [0, 1], height, width, channels: the values torch's do."""
+    pytest.importorskip("tensorflow")
+    script = image_trial_script(write_spec, "tensorflow")
+    shard = ImageShard(script, 20)
+    config = {
+        "dataset": script.CONFIG["dataset"],
+        "training": {"max_batches": None},
+        "data": {"input_shape": [6, 5, 3]},
+    }
+    train, val = script.make_loaders(config, shard, shard, 1)
+    for batches in (train, val):
+        x = np.concatenate([x for x, _ in batches.as_numpy_iterator()])
+        assert x.dtype == np.float32 and np.array_equal(x, shard.inputs["x"].astype(np.float32) / 255.0)
 
 
 class TableShard:
