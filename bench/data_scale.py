@@ -71,7 +71,12 @@ TABLE_MODELS = {
     "light": "{type: mlp, hidden_sizes: [256, 256]}",
     "heavy": "{type: mlp, hidden_sizes: [1024, 1024, 512]}",
 }
-IMAGE_MODEL = "{type: cnn, channels: [16, 32], hidden_sizes: [64]}"
+# light: about 0.17 ms of a core an image to train, less than its decoding and passage through Ray (data-bound);
+# heavy: a CNN of the size users train on 32x32 images
+IMAGE_MODELS = {
+    "light": "{type: cnn, channels: [16, 32], hidden_sizes: [64]}",
+    "heavy": "{type: cnn, channels: [32, 64, 128], hidden_sizes: [256]}",
+}
 # 2 workers at 0.5 CPU: one CPU left for Ray Data's tasks (--workers/--worker-cpus change it)
 SCALING = "{{num_workers: {workers}, resources_per_worker: {{CPU: {cpus:g}}}}}"
 
@@ -226,6 +231,15 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
+def page_faults(pid: int) -> int | None:
+    """The minor page faults a process has taken so far (pages the kernel gave it as it first touched them), or None
+    once it is gone."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[7])
+    except OSError:
+        return None
+
+
 def role(name: str) -> str:
     """Who a process works for, by its title: the training, Ray Data, or Ray itself (and the driver)."""
     if name.startswith("ray::RayTrainWorker"):
@@ -306,6 +320,7 @@ def run(workdir: Path, name: str, spec_text: str, store_mb: int, rows: int) -> d
     _, first, last = epochs_of(name)
     started, epochs, output, seen = time.monotonic(), [], [], 0
     cpu = []  # each process's CPU seconds as each timed epoch ended
+    faults = []  # the Train workers' page faults then
     for line in process.stdout:
         output.append(line)
         if re.search(rf"{re.escape(name)}: epoch \d+/\d+ ", line):
@@ -315,6 +330,8 @@ def run(workdir: Path, name: str, spec_text: str, store_mb: int, rows: int) -> d
             if first <= seen <= last:
                 epochs.append(time.monotonic())
                 cpu.append(cpu_by_process(process.pid))
+                workers = [pid for pid, (title, _) in cpu[-1].items() if role(title) == "workers"]
+                faults.append({pid: page_faults(pid) for pid in workers})
     timed = last - first + 1
     process.wait()
     memory.done.set()
@@ -339,6 +356,10 @@ def run(workdir: Path, name: str, spec_text: str, store_mb: int, rows: int) -> d
         "spilled_mb": max((int(mib) for mib in re.findall(r"Spilled (\d+) MiB", raylet)), default=0),  # in all
         "metrics": best.get("metrics", {}),
         "cpu_s": {part: seconds / (timed - 1) for part, seconds in epoch_cpu(cpu[0], cpu[-1]).items()},
+        "worker_faults_per_row": sum(
+            faults[-1][pid] - count for pid, count in faults[0].items() if None not in (count, faults[-1].get(pid))
+        )
+        / (rows * (timed - 1)),
         "peak_parts_mb": {
             name: round(size / 2**20) for name, size in sorted(memory.parts.items(), key=lambda item: -item[1])
         },
@@ -366,6 +387,7 @@ def main(argv=None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the generated data in --workdir for next time")
     parser.add_argument("--only", choices=["tables", "images"], help="run one half")
     parser.add_argument("--model", choices=list(TABLE_MODELS), default="light", help="the tables' model")
+    parser.add_argument("--image-model", choices=list(IMAGE_MODELS), default="light", help="the images' model")
     parser.add_argument("--workers", type=int, default=2, help="Train workers of every run")
     parser.add_argument("--worker-cpus", type=float, default=0.5, help="CPUs each worker reserves")
     args = parser.parse_args(argv)
@@ -383,7 +405,11 @@ def main(argv=None) -> int:
             print(line(results[-1]), flush=True)
         for name, dataset, count in image_runs(workdir, args) if args.only != "tables" else []:
             text = IMAGE_SPEC.format(
-                name=name, model=IMAGE_MODEL, dataset=dataset, scaling=scaling, epochs=epochs_of(name)[0]
+                name=name,
+                model=IMAGE_MODELS[args.image_model],
+                dataset=dataset,
+                scaling=scaling,
+                epochs=epochs_of(name)[0],
             )
             results.append(run(workdir, name, text, args.store_mb, count))
             print(line(results[-1]), flush=True)
@@ -457,7 +483,8 @@ def line(result: dict) -> str:
         f"(sampling took {result['sampling_cpu_s']:.1f} s of CPU)"
         f"\n{'':<26}at the peak, {result['peak_s']:.0f} s in (the timed epochs began and ended at "
         f"{' and '.join(f'{at:.0f}' for at in result['epochs_end_s'])} s), MiB: {parts}"
-        f"\n{'':<26}CPU a timed epoch (core-seconds of {os.cpu_count() * result['epoch_s']:.0f}): {cpu}"
+        f"\n{'':<26}CPU a timed epoch (core-seconds of {os.cpu_count() * result['epoch_s']:.0f}): {cpu}; "
+        f"the workers' page faults a row {result['worker_faults_per_row']:.2f}"
     )
 
 

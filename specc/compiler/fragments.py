@@ -61,7 +61,7 @@ STDLIB = {
     "sys",
 }
 STDLIB |= {"contextlib", "fcntl", "functools", "re", "stat", "tempfile", "threading", "time", "zipfile"}
-STDLIB |= {"concurrent.futures", "hashlib", "shutil", "warnings"}
+STDLIB |= {"concurrent.futures", "ctypes", "hashlib", "shutil", "warnings"}
 # run.resume -> Tuner.restore's arguments (never: check_resumable refuses before Tune is asked)
 RESTORE = {
     "auto": "resume_unfinished=True, resume_errored=True",
@@ -295,7 +295,7 @@ def _imports(plan: Plan) -> list[str]:
     if plan.uses_factory_module:
         modules |= {"importlib", "inspect", "sys"}
     if plan.loader == "ray_data":
-        modules.add("ray.data")
+        modules |= {"ray.data", "ctypes"}  # ctypes: keep_freed_memory
     data_modules, data_froms = data_imports(plan)
     modules |= data_modules
     if plan.experiment.dataset.type == "npz":
