@@ -38,10 +38,7 @@ def main(argv=None) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "bench_data.py").write_text(data_scale.IN_MEMORY, encoding="utf-8")
     data_scale.write_images(workdir / "images", args.images)
-    dataset = (
-        f'{{type: custom, factory: "bench_data:images", kwargs: {{path: "{workdir}/images", count: {args.images}}}, '
-        "batch_size: 64}"
-    )
+    dataset = f"{{{data_scale.images_in_memory(workdir, args.images)}, batch_size: 64}}"
     text = data_scale.IMAGE_SPEC.format(
         name="{name}",
         model=data_scale.IMAGE_MODELS[args.image_model],

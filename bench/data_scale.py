@@ -457,15 +457,18 @@ def image_runs(workdir: Path, args) -> list[tuple[str, str, int]]:
     write_images(workdir / "images", args.images)
     write_images(workdir / "images-tiny", 500)
     folder = f"image_size: [{IMAGE_SIDE}, {IMAGE_SIDE}], batch_size: 64"
-    in_memory = (
-        f'type: custom, factory: "bench_data:images", kwargs: {{path: "{workdir}/images", count: {args.slice_images}}}'
-    )
+    in_memory = images_in_memory(workdir, args.slice_images)
     return [
         ("images-model-memory", f"{{type: image_folder, path: {workdir}/images-tiny, {folder}}}", 400),
         ("images-in-memory", f"{{{in_memory}, batch_size: 64}}", int(min(args.slice_images, args.images) * 0.8)),
         ("images-stream", f"{{type: image_folder, path: {workdir}/images, {folder}}}", int(args.images * 0.8)),
         ("images-again-in-memory", f"{{{in_memory}, batch_size: 64}}", int(min(args.slice_images, args.images) * 0.8)),
     ]
+
+
+def images_in_memory(workdir: Path, count: int) -> str:
+    """The dataset section (without its batch size) of `count` images of workdir/images as NumPy arrays (bench_data)."""
+    return f'type: custom, factory: "bench_data:images", kwargs: {{path: "{workdir}/images", count: {count}}}'
 
 
 def label(gigabytes: float) -> str:
