@@ -345,9 +345,9 @@ def tune_imports(plan: Plan) -> tuple[set[str], set[str]]:
     stoppers = ["CombinedStopper"] * combined + ["Stopper"] * (rules or search_end) + ["TrialPlateauStopper"] * plateau
     if stoppers:
         froms.add(f"from ray.tune.stopper import {', '.join(stoppers)}")
-    if population_train(plan):
-        modules |= {"concurrent.futures", "hashlib", "warnings"}
+    if plan.shape == "tune_train":
+        modules.add("concurrent.futures")
         froms.add("from ray.util.queue import Empty, Queue")
-    elif plan.shape == "tune_train":
-        froms.add("from ray.tune.integration.ray_train import TuneReportCallback")
+    if population_train(plan):
+        modules |= {"hashlib", "warnings"}
     return modules, froms

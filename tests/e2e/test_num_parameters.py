@@ -3,7 +3,7 @@ min) ranks the smaller model best and stop.when ends it on its first epoch.
 
 The same digits MLP trained by a TorchTrainer and by a TensorflowTrainer reports the trainable parameters counted by
 hand and exactly the same metric names: asserted on the epoch each of test_diverged.py's Train runs trains before it
-diverges. Trials that drive a 2-worker Trainer pass num_parameters on to Tune through TuneReportCallback: asserted on
+diverges. Trials that drive a 2-worker Trainer pass num_parameters on to Tune through ReportToTrial: asserted on
 the searches of that shape test_tune.py (torch) and test_tensorflow.py (Keras) already run."""
 
 from __future__ import annotations

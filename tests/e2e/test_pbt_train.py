@@ -81,7 +81,7 @@ def states(paths) -> list[dict]:
 def test_every_trial_ends_with_all_its_epochs(train_pbt):
     run_dir, result, seconds = train_pbt
     script = (run_dir / "script.py").read_text(encoding="utf-8")
-    assert "ReportToTrial(reports)" in script and "TuneReportCallback()" not in script
+    assert "tune.report(metrics, checkpoint=checkpoint)" in script and "TuneReportCallback()" not in script
     rows = trial_rows(run_dir)
     assert [(row["status"], row["epochs"]) for row in rows] == [("completed", TRAIN_EPOCHS)] * 2, rows
     assert seconds < 400  # not ended by stop.time_budget_s

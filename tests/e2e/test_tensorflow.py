@@ -218,7 +218,7 @@ def test_the_trial_drives_a_tensorflow_trainer(digits):
     rows = trials(run_dir)
     assert [float(row["training.optimizer.lr"]) for row in rows] == [0.005]
     assert [(row["status"], row["epochs"]) for row in rows] == [("completed", "5")]
-    # num_parameters passed on to Tune through TuneReportCallback: Dense 64 -> 64 -> 10 with biases
+    # num_parameters passed on to Tune through ReportToTrial: Dense 64 -> 64 -> 10 with biases
     assert [int(row["last_num_parameters"]) for row in rows] == [64 * 64 + 64 + 64 * 10 + 10] == [4810]
     for row in rows:
         train_dir = run_dir / f"train-trial_id={row['trial_id']}"

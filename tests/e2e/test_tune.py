@@ -16,6 +16,7 @@ import math
 import shutil
 import signal
 import time
+import types
 from collections import Counter
 from pathlib import Path
 from string import Template
@@ -23,6 +24,7 @@ from string import Template
 import pytest
 import yaml
 
+from specc.api import compile as compile_source
 from specc.api import load
 from specc.cli import main
 from specc.execute.run import run
@@ -523,7 +525,7 @@ def test_trials_with_two_workers_each_complete(train_trials):
     rows = trial_rows(run_dir)
     assert sorted(row["training.optimizer.lr"] for row in rows) == [0.05, 0.1]
     assert [(row["status"], row["epochs"]) for row in rows] == [("completed", 2)] * 2
-    # num_parameters passed on to Tune through TuneReportCallback: MLP 64 -> 32 -> 10 with biases
+    # num_parameters passed on to Tune through ReportToTrial: MLP 64 -> 32 -> 10 with biases
     assert [row["last_num_parameters"] for row in rows] == [64 * 32 + 32 + 32 * 10 + 10] * 2 == [2410] * 2
     for row in rows:
         train_dir = run_dir / f"train-trial_id={row['trial_id']}"
@@ -547,6 +549,41 @@ def test_two_worker_trials_checkpoint_the_distributed_model(train_trials):
     assert state["history"][state["epoch"]]["val_accuracy"] == pytest.approx(
         by_id(trial_rows(run_dir))[best["trial_id"]]["best_val_accuracy"]
     )
+
+
+class ReportsThenEnds:
+    """What a trial's relay sees of a Train run whose fit() returns as soon as its last report is taken (Ray's
+    TuneReportCallback could drop that report): `reports` reports, each as Train's controller passes it on, then
+    `ending` raised, if any."""
+
+    def __init__(self, relay, reports, ending=None):
+        self.relay, self.reports, self.ending = relay, reports, ending
+
+    def fit(self):
+        for epoch in range(self.reports):
+            saved = types.SimpleNamespace(path=f"/runs/checkpoint_{epoch}") if epoch % 2 else None
+            self.relay.after_report(None, [{"epoch": epoch}, {"epoch": epoch}], saved)
+        if self.ending:
+            raise self.ending
+
+
+def test_a_trial_gets_every_report_of_its_train_run_in_order(train_trials, local_ray):
+    """ReportToTrial hands each report of a trial's Train run to the trial's own thread, through a real one-slot Ray
+    queue: every one of them, in order, however soon fit() returns after the last; then what fit() raised."""
+    spec, _, _ = train_trials
+    script = types.ModuleType("tune_ddp_script")
+    script.__file__ = str(spec.parent / "tune_ddp_script.py")
+    exec(compile(compile_source(load(spec)), script.__file__, "exec"), script.__dict__)
+    relay = script.ReportToTrial()
+    got = list(relay.each_report(ReportsThenEnds(relay, 5)))
+    assert [report["epoch"] for report in got] == [0, 1, 2, 3, 4]
+    saved = [None, "/runs/checkpoint_1", None, "/runs/checkpoint_3", None]  # Train's checkpoints, named to Tune
+    assert [report.get("checkpoint_path") for report in got] == saved
+    relay = script.ReportToTrial()
+    got = []
+    with pytest.raises(RuntimeError, match="worker died"):
+        got.extend(relay.each_report(ReportsThenEnds(relay, 2, RuntimeError("worker died"))))
+    assert [report["epoch"] for report in got] == [0, 1]
 
 
 # -- 6. stop.when ---------------------------------------------------------------------------------------------------

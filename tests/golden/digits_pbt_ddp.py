@@ -452,14 +452,28 @@ def with_sample(config, sample):
 
 
 class ReportToTrial(ray.train.UserCallback):
-    """Passes each Train report on to the Tune trial with its checkpoint's path (TuneReportCallback passes the
-    metrics alone): the trial reports the checkpoint to Tune, from which PBT copies it to other trials."""
+    """Passes each Train report, with its checkpoint's path, to the Tune trial through `reports`, a queue that the
+    trial reads in its own thread (each_report). Ray's TuneReportCallback puts them where Tune's session reads them
+    beside the trial's thread: when a Train run ends just after its last report, the trial's end can reach Tune
+    first, and that report is lost or the trial hangs (Ray 2.60's _TrainSession.get_next)."""
 
-    def __init__(self, reports):
-        self.reports = reports
+    def __init__(self):
+        self.reports = Queue(maxsize=1, actor_options={"num_cpus": 0})
 
     def after_report(self, run_context, metrics, checkpoint):
         self.reports.put({**metrics[0], **({"checkpoint_path": checkpoint.path} if checkpoint else {})})
+
+    def each_report(self, trainer):
+        """Runs trainer.fit() in a thread and yields each report in this one, in order; then raises what the Train run
+        raised (a failed run fails the trial, which Tune retries: run.max_failures). The controller puts each report
+        before it goes on, so once fit() has returned and the queue is empty, every report has been yielded."""
+        fitting = concurrent.futures.ThreadPoolExecutor(1).submit(trainer.fit)
+        while not (fitting.done() and self.reports.empty()):
+            try:
+                yield self.reports.get(timeout=0.5)
+            except Empty:
+                continue
+        fitting.result()
 
 
 def run_trial(sample, config, scaling, storage_path):
@@ -476,19 +490,13 @@ def run_trial(sample, config, scaling, storage_path):
     if start:
         config["start_from"] = start.path
         name += "-from-" + hashlib.sha1(start.path.encode()).hexdigest()[:8]
-    reports = Queue(maxsize=1, actor_options={"num_cpus": 0})
-    trainer = make_trainer(config, scaling, name, storage_path, [ReportToTrial(reports)])
-    fitting = concurrent.futures.ThreadPoolExecutor(1).submit(trainer.fit)
-    while not (fitting.done() and reports.empty()):
-        try:
-            metrics = reports.get(timeout=0.5)
-        except Empty:
-            continue
+    relay = ReportToTrial()
+    trainer = make_trainer(config, scaling, name, storage_path, [relay])
+    for metrics in relay.each_report(trainer):
         checkpoint = tune.Checkpoint(metrics["checkpoint_path"]) if "checkpoint_path" in metrics else None
         if checkpoint:
             checkpoint.set_metadata({"epoch": metrics["epoch"]})  # read back by the trial that starts from it
         tune.report(metrics, checkpoint=checkpoint)
-    fitting.result()  # a failed Train run fails the trial (Tune retries it: run.max_failures)
 
 
 def make_searcher(at_once):

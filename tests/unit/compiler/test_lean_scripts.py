@@ -24,9 +24,9 @@ def module_of(source: str) -> types.ModuleType:
 
 def test_trials_that_drive_a_trainer_pass_it_nothing_unused():
     source = compiled("specs/digits_asha.yaml", "scaling.num_workers=2")
-    assert "def make_trainer(config, scaling, name, storage_path):" in source
-    assert "trainer = make_trainer(config, scaling, name, storage_path)" in source
-    assert "callbacks=[TuneReportCallback()]" in source  # each report goes on to the trial
+    assert "def make_trainer(config, scaling, name, storage_path, callbacks):" in source
+    assert "trainer = make_trainer(config, scaling, name, storage_path, [relay])" in source
+    assert "callbacks=callbacks,  # each report goes on to the Tune trial (ReportToTrial)" in source
     assert "failure_config=ray.train.FailureConfig" not in source  # Tune retries the trial, not Train
     assert '"include_dashboard": True' in source  # Train's cleaner frees a stopped trial's workers through it
     for unused in ("scaler.", "datasets=", ", datasets", "WORKING_DIR", "SPEC_DIR_SHIPPED"):  # nothing shipped
@@ -36,7 +36,7 @@ def test_trials_that_drive_a_trainer_pass_it_nothing_unused():
 def test_trials_that_drive_a_trainer_over_ray_data_pass_the_datasets():
     source = compiled("specs/digits_ray_data.yaml", "tune={metric: val_accuracy, mode: max}")
     assert "def run_trial(sample, config, scaling, storage_path, datasets):" in source
-    assert "make_trainer(config, scaling, name, storage_path, datasets)" in source
+    assert "make_trainer(config, scaling, name, storage_path, datasets, [relay])" in source
     assert "datasets=datasets" in source
 
 

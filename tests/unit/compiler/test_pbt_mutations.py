@@ -171,7 +171,8 @@ scheduler:
 
 def test_pbt_over_train_runs_passes_train_checkpoints_through_tune(write_spec):
     """A trial that drives a 2-worker Train run reports each Train checkpoint to Tune (for PBT to copy) and starts
-    a new Train run from the Tune checkpoint it is given; without pbt, the script keeps TuneReportCallback."""
+    a new Train run from the Tune checkpoint it is given; without pbt, it reports the metrics alone and always
+    starts its Train run from that run's own checkpoints."""
     spec = write_spec(TWO_WORKERS.format(framework="torch", scheduler=PBT_SCHEDULER))
     source = api.compile(api.load(spec))
     compile(source, "pbt_train.py", "exec")
@@ -184,8 +185,8 @@ def test_pbt_over_train_runs_passes_train_checkpoints_through_tune(write_spec):
     assert "TuneReportCallback()" not in source and "import TuneReportCallback" not in source
     assert source.count("checkpoint_config=") == 2  # Train's checkpoints, and Tune's copies (run.checkpoints_to_keep)
     fifo = api.compile(api.load(write_spec(TWO_WORKERS.format(framework="torch", scheduler=""), "fifo.yaml")))
-    assert "callbacks=[TuneReportCallback()]" in fifo
-    assert "start_from" not in fifo and "ReportToTrial" not in fifo
+    assert "for metrics in relay.each_report(trainer):\n        tune.report(metrics)  #" in fifo
+    assert "start_from" not in fifo and "tune.Checkpoint(" not in fifo and "hashlib" not in fifo
 
 
 PB2_SCHEDULER = """\
@@ -208,7 +209,7 @@ def test_pbt_and_pb2_over_train_runs_are_valid_in_both_frameworks(write_spec, fr
     assert check_file(spec).problems == []
     source = api.compile(api.load(spec))
     compile(source, "pbt_train.py", "exec")
-    assert "trainer = make_trainer(config, scaling, name, storage_path, [ReportToTrial(reports)])" in source
+    assert "trainer = make_trainer(config, scaling, name, storage_path, [relay])" in source
     assert "readable_checkpoint(ray.train.get_checkpoint() or given" in source
     assert 'ray.train.Checkpoint(config["start_from"]) if config.get("start_from")' in source or (
         "ray.train.Checkpoint(start_from) if start_from" in source

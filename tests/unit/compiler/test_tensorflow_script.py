@@ -52,7 +52,8 @@ def test_each_shape_uses_its_session_and_strategy(write_spec):
     assert "tune.report(metrics, checkpoint=checkpoint)" in lean and "tune.get_checkpoint()" in lean
     assert "tf.distribute.get_strategy()" in lean and "prepare_dataset_shard" not in lean
     per_trial = source_of(write_spec, SPEC + SEARCH)
-    assert "callbacks=[TuneReportCallback()]" in per_trial and "ray.train.tensorflow.TensorflowTrainer(" in per_trial
+    assert "callbacks=callbacks,  # each report goes on to the Tune trial (ReportToTrial)" in per_trial
+    assert "ray.train.tensorflow.TensorflowTrainer(" in per_trial
 
 
 def test_gpu_paths_are_generated_as_ray_and_tensorflow_document_them(write_spec):
