@@ -309,6 +309,49 @@ def test_keras_sees_ray_data_images_scaled(write_spec):
         assert x.dtype == np.float32 and np.array_equal(x, shard.inputs["x"].astype(np.float32) / 255.0)
 
 
+def image_files(folder: Path, rows: int, channels: int = 3) -> tuple[list[tuple[str, int]], np.ndarray]:
+    """`rows` PNGs of 6x5 random pixels (every byte value among them) in class directories 0-2: their (path, class)
+    pairs, as image_lists gives them, and their pixels (height, width, channels)."""
+    from PIL import Image
+
+    pixels = np.random.default_rng(0).integers(0, 256, (rows, 6, 5, channels), np.uint8)
+    pixels.reshape(-1)[:256] = np.arange(256)
+    files = []
+    for index, image in enumerate(pixels):
+        path = folder / str(index % 3) / f"{index:03d}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(image if channels == 3 else image[..., 0]).save(path)
+        files.append((str(path), index % 3))
+    return files, pixels
+
+
+@pytest.mark.parametrize("channels", [3, 1])
+def test_torch_sees_dataloader_images_scaled_channels_first_laid_out_channels_last(write_spec, tmp_path, channels):
+    """The DataLoaders' ImageFiles pass images on as bytes; each batch becomes float32 in [0, 1] at once (the values
+    the Ray Data path and specc predict compute), channels first, laid out channels_last as Ray Data's batches are.
+    An augmented training image is scaled before it is changed; its batch is laid out alike."""
+    torch = pytest.importorskip("torch")
+    folder = f"{{type: image_folder, path: images, image_size: [6, 5], channels: {channels}, batch_size: 4"
+    dataset = folder + ", loader: torch_dataloader, augment: [horizontal_flip]}"
+    lean = spec_text(dataset).replace("num_workers: 2", "num_workers: 1")  # trials in one process: no Train run
+    script = script_of(write_spec, lean + "tune: {metric: val_loss, mode: min, space: {training.seed: {grid: [0]}}}\n")
+    files, pixels = image_files(tmp_path / "images", 10, channels)
+    config = {"dataset": script.CONFIG["dataset"], "data": {"files": {"train": files, "validation": files}}}
+    config["data"] |= {"input_shape": [channels, 6, 5], "num_outputs": 3}
+    _, train_loader, val_loader, _, _ = script.make_loaders(config, 0, 1)
+    expected = torch.as_tensor(pixels.astype(np.float32) / 255.0).permute(0, 3, 1, 2)
+    batches = list(val_loader)
+    for x, _ in batches:
+        assert x.dtype == torch.float32 and x.shape[1:] == (channels, 6, 5)
+        assert x.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(torch.cat([x for x, _ in batches]), expected)
+    assert torch.cat([y for _, y in batches]).tolist() == [index % 3 for index in range(10)]
+    for x, _ in train_loader:  # shuffled and flipped at random: each image is one of the two, scaled alike
+        assert x.is_contiguous(memory_format=torch.channels_last)
+        for image in x:
+            assert any(torch.equal(image, e) or torch.equal(image, e.flip(-1)) for e in expected)
+
+
 class TableShard:
     """A table's model inputs as a Ray Dataset shard gives them: whole blocks (iter_torch_batches(batch_size=None),
     iter_batches(batch_size=None) as NumPy) or batches (iter_batches as NumPy: a torch worker's validation pass), in
