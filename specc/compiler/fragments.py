@@ -295,7 +295,9 @@ def _imports(plan: Plan) -> list[str]:
     if plan.uses_factory_module:
         modules |= {"importlib", "inspect", "sys"}
     if plan.loader == "ray_data":
-        modules |= {"ray.data", "ctypes"}  # ctypes: keep_freed_memory
+        modules.add("ray.data")
+    if plan.keeps_freed_memory:
+        modules.add("ctypes")
     data_modules, data_froms = data_imports(plan)
     modules |= data_modules
     if plan.experiment.dataset.type == "npz":

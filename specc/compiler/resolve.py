@@ -53,6 +53,13 @@ class Plan:
         return self.loader == "ray_data" and self.data_source in ("files", "image_folder")
 
     @property
+    def keeps_freed_memory(self) -> bool:
+        """The training processes take new batches each step from Ray Data, or decode an image folder's files into
+        them: glibc malloc's thresholds are fixed there, so each step's memory is not faulted in anew
+        (keep_freed_memory)."""
+        return self.loader == "ray_data" or self.data_source == "image_folder"
+
+    @property
     def fitted(self) -> bool:
         """The driver learns the data's preprocessing (or its classes), saved in every checkpoint."""
         return self.data_source in ("files", "image_folder")

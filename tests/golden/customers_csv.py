@@ -668,8 +668,9 @@ def keep_freed_memory():
     """glibc's malloc in this process keeps the memory a training step frees for the steps after: blocks of up to
     32 MiB come from its heaps (not a mapping of their own each), and a heap gives back only what lies free beyond
     64 MiB, the most its own moving thresholds reach. Left to move, they stayed low in workers that iterate Ray
-    Data: each step's activations went back to the kernel and were faulted in anew, 43 page faults an image and 43%
-    more of the workers' CPU (bench/data_scale.py, a small CNN). Nothing changes where the C library is not glibc."""
+    Data (or decode image files into new batches): each step's activations went back to the kernel and were faulted
+    in anew, 43 page faults an image and 43% more of the workers' CPU (bench/data_scale.py, a small CNN). Nothing
+    changes where the C library is not glibc."""
     try:
         libc = ctypes.CDLL(None)  # the C library this process runs on
     except (OSError, TypeError):  # none to load so (Windows)
