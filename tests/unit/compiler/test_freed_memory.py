@@ -18,6 +18,7 @@ PARQUET = "{type: parquet, path: rows, label: y, task: regression, batch_size: 6
 IMAGES = "{type: image_folder, path: images, image_size: [8, 8]}"
 IMAGE_FILES = "{type: image_folder, path: images, image_size: [8, 8], loader: torch_dataloader}"
 LEAN = "tune: {metric: val_loss, mode: min, space: {training.seed: {grid: [0]}}}\n"
+RAY_DATA_CASES = [(PARQUET, ""), (IMAGES, ""), (PARQUET, LEAN)]  # (dataset, search)
 
 # A training step as the workers' ran: many blocks of a MiB or so (activations), touched, then all freed at once
 STEPS = """
@@ -70,16 +71,18 @@ def test_a_worker_keeps_what_its_steps_free_instead_of_faulting_it_in_again(writ
     assert faults_a_step(source, keep=True) < 100
 
 
-@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
 @pytest.mark.parametrize(
-    ("dataset", "search"), [(PARQUET, ""), (IMAGES, ""), (PARQUET, LEAN), (IMAGE_FILES, ""), (IMAGE_FILES, LEAN)]
+    ("framework", "dataset", "search"),
+    [
+        *((framework, *case) for framework in ("torch", "tensorflow") for case in RAY_DATA_CASES),
+        ("torch", IMAGE_FILES, ""),  # DataLoaders are torch's
+        ("torch", IMAGE_FILES, LEAN),
+    ],
 )
 def test_every_process_that_trains_on_new_batches_keeps_its_freed_memory(write_spec, framework, dataset, search):
     """Train's workers and a search's trials in one process alike, each as it starts training, where the batches are
     new each step: Ray Data's, or an image folder's that DataLoaders decode (bench/data_scale.py: 9.1 page faults an
     image left as it was, 0.01 kept); scripts whose data sets are arrays in memory leave malloc as it is."""
-    if framework == "tensorflow" and dataset == IMAGE_FILES:
-        pytest.skip("DataLoaders are torch's")
     if framework == "tensorflow" and dataset == IMAGES:
         dataset = dataset.replace("}", ", channels: 3}")
     text = spec_text(dataset, framework) + search
