@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from enum import IntEnum
 
+from specc.read import terminal
+from specc.read.terminal import err, say, write, write_err
 from specc.spec.errors import SpecError, UsageError
 from specc.spec.version import __version__
 
@@ -20,8 +21,12 @@ class Exit(IntEnum):
     USAGE = 2  # bad arguments, missing files
 
 
-def _color(stream) -> bool:
-    return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+class Parser(argparse.ArgumentParser):
+    """argparse's messages (usage, errors quoting what was typed, help) written through the print gate too."""
+
+    def _print_message(self, message, file=None):
+        if message:
+            (write_err if terminal.is_stderr(file) else write)(message)
 
 
 def _overrides(parser: argparse.ArgumentParser) -> None:
@@ -65,9 +70,7 @@ def _dashboard(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="specc", description="Declarative experiment specs compiled to Ray Train / Ray Tune scripts."
-    )
+    parser = Parser(prog="specc", description="Declarative experiment specs compiled to Ray Train / Ray Tune scripts.")
     parser.add_argument("--version", action="version", version=f"specc {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -273,12 +276,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except UsageError as error:
-        print(f"specc {args.command}: error: {error}", file=sys.stderr)
+        err(f"specc {args.command}: error: {error}")
         return Exit.USAGE
     except SpecError as error:
         from specc.output import text
 
-        sys.stderr.write(text(list(error.problems), _color(sys.stderr)))
+        write_err(text(list(error.problems), terminal.colour(to_stderr=True)))
         return Exit.PROBLEMS
     except BrokenPipeError:
         return Exit.OK
@@ -290,8 +293,8 @@ def cmd_validate(args) -> int:
 
     reports = api.validate_files(args.paths, args.overrides, skip_non_specs=args.skip_non_specs, root=args.root)
     problems = [problem for report in reports for problem in report.problems]
-    sys.stdout.write(render(problems, args.format, _color(sys.stdout)))
-    sys.stdout.flush()
+    write(render(problems, args.format, terminal.colour()))
+    terminal.flush()
     failed = sum(not report.ok for report in reports)
     if not args.quiet and args.format == "text":
         errors = sum(problem.severity == "error" for problem in problems)
@@ -300,7 +303,7 @@ def cmd_validate(args) -> int:
         warnings = len(problems) - errors
         if warnings:
             summary += f", {warnings} warning(s)"
-        print(summary, file=sys.stderr)
+        err(summary)
     return Exit.PROBLEMS if failed else Exit.OK
 
 
@@ -308,7 +311,7 @@ def cmd_show(args) -> int:
     from specc import api
 
     experiment = api.load(args.spec, args.overrides, args.root)
-    sys.stdout.write(api.show(experiment))
+    write(api.show(experiment))
     return Exit.OK
 
 
@@ -316,12 +319,12 @@ def cmd_schema(args) -> int:
     from specc import api
 
     if args.output == "-":
-        sys.stdout.write(api.schema_text())
+        write(api.schema_text())
         return Exit.OK
     target = os.path.join(args.output, "experiment.schema.json")
     if args.check:
         return _up_to_date(target, api.schema_text(), f"specc schema -o {args.output}")
-    print(api.write_schema(args.output))
+    say(api.write_schema(args.output))
     return Exit.OK
 
 
@@ -334,7 +337,7 @@ def _up_to_date(path: str, expected: str, remedy: str) -> int:
         current = None
     if current == expected:
         return Exit.OK
-    print(f"{path} is {'stale' if current is not None else 'missing'}: run `{remedy}`", file=sys.stderr)
+    err(f"{path} is {'stale' if current is not None else 'missing'}: run `{remedy}`")
     return Exit.PROBLEMS
 
 
@@ -349,12 +352,12 @@ def cmd_compile(args) -> int:
     output = args.output or default_output(args.spec)
     source = api.compile(api.load(args.spec, args.overrides, args.root), output, args.templates)
     if output == "-":
-        sys.stdout.write(source)
+        write(source)
         return Exit.OK
     if args.check:
         return _up_to_date(output, source, f"specc compile {args.spec} -o {output}")
     write_atomic(output, source)
-    print(output)
+    say(output)
     return Exit.OK
 
 
@@ -363,8 +366,8 @@ def cmd_check_compiled(args) -> int:
 
     count, findings = check(args.paths or None, args.templates, args.root)
     for finding in findings:
-        print(finding, file=sys.stderr)
-    print(f"{count} compiled script{'s' * (count != 1)}, {len(findings)} out of date", file=sys.stderr)
+        write_err(f"{finding}\n")  # a spec's problems follow it, one a line
+    err(f"{count} compiled script{'s' * (count != 1)}, {len(findings)} out of date")
     return Exit.PROBLEMS if findings else Exit.OK
 
 
@@ -376,20 +379,20 @@ def cmd_diff(args) -> int:
     old = api.compile(api.load(args.old, root=args.root), default_output(args.old), args.templates)
     new = api.compile(api.load(args.new, root=args.root), default_output(args.old), args.templates)
     lines = difflib.unified_diff(old.splitlines(True), new.splitlines(True), args.old, args.new)
-    sys.stdout.writelines(lines)
+    write("".join(lines))
     return Exit.OK
 
 
 def cmd_plan(args) -> int:
-    import json
-
     from specc import api
 
     if args.configs < 0:
         raise UsageError(f"--configs must be 0 or more, got {args.configs}")
     report = api.plan_report(api.load(args.spec, args.overrides, args.root), configs=args.configs)
-    text = json.dumps(report, indent=2, default=str) + "\n" if args.format == "json" else api.format_plan(report)
-    sys.stdout.write(text)
+    if args.format == "json":
+        write(terminal.json_text(report, indent=2, default=str) + "\n")
+    else:
+        write(api.format_plan(report))
     return Exit.OK
 
 
@@ -407,7 +410,7 @@ def cmd_run(args) -> int:
     experiment = api.load(args.spec, args.overrides, args.root)
     if args.dry_run:
         api.compile(experiment, templates=args.templates)
-        sys.stdout.write(api.describe_plan(experiment))
+        write(api.describe_plan(experiment))
         return Exit.OK
     _needs_ray("specc run")
     import time
@@ -429,22 +432,23 @@ def cmd_run(args) -> int:
     )
     seconds = time.monotonic() - started
     if "://" in result.run_dir:  # results in remote storage: what the run returned
-        print(
-            f"{experiment.run.name}: {result.metrics}\nrun directory: {result.run_dir}\ncheckpoint: {result.checkpoint}"
-        )
+        say(f"{experiment.run.name}: {result.metrics}")
+        say(f"run directory: {result.run_dir}")
+        say(f"checkpoint: {result.checkpoint}")
     else:
         from specc.results.run_dir import format_text, read_run
         from specc.results.summary import summary
 
         results = read_run(result.run_dir)
         if experiment.tune is not None and not args.quiet:
-            sys.stdout.write("\n" + format_text(results, max_rows=20))
-        sys.stdout.write("\n" + summary(results, seconds, _color(sys.stdout)))
+            write("\n" + format_text(results, max_rows=20))
+        say()
+        write(summary(results, seconds, terminal.colour()))
     if result.problems:  # a diverged run (E415, exit 1) or a search's diverged trials (W310)
         from specc.output import text
 
-        sys.stdout.flush()
-        sys.stderr.write(text(list(result.problems), _color(sys.stderr)))
+        terminal.flush()
+        write_err(text(list(result.problems), terminal.colour(to_stderr=True)))
     return Exit.PROBLEMS if result.status == "diverged" else Exit.OK
 
 
@@ -458,21 +462,22 @@ def cmd_submit(args) -> int:
     how.update(smoke=args.smoke, resume=args.resume, force=args.force)
     if args.dry_run:
         job = submit.prepare(experiment, **how)
-        sys.stdout.write(shipping.listing(job.package) + f"entrypoint: {job.entrypoint}\n")
+        write(shipping.listing(job.package))
+        say(f"entrypoint: {job.entrypoint}")
         return Exit.OK
     done = submit.submit(experiment, address=args.address, job_id=args.submission_id, **how)
     warning = shipping.left_behind_warning(done.package, getattr(getattr(experiment, "_raw", None), "file", None))
     if warning:
-        print(warning, file=sys.stderr)
+        err(warning)
     run_dir = done.storage_path.rstrip("/") + "/" + experiment.run.name
-    print(f"submitted {done.submission_id} to {done.address}", file=sys.stderr)
-    print(f"  shipped:    {done.package.root} ({done.package.describe()})", file=sys.stderr)
-    print(f"  entrypoint: {done.entrypoint}", file=sys.stderr)
-    print(f"  run dir:    {run_dir} (on the cluster)", file=sys.stderr)
+    err(f"submitted {done.submission_id} to {done.address}")
+    err(f"  shipped:    {done.package.root} ({done.package.describe()})")
+    err(f"  entrypoint: {done.entrypoint}")
+    err(f"  run dir:    {run_dir} (on the cluster)")
     if not args.wait:
-        print(f"  follow:     specc jobs logs {done.submission_id} --address {done.address} --follow", file=sys.stderr)
-        print(f"  stop:       specc jobs stop {done.submission_id} --address {done.address}", file=sys.stderr)
-        print(done.submission_id)
+        err(f"  follow:     specc jobs logs {done.submission_id} --address {done.address} --follow")
+        err(f"  stop:       specc jobs stop {done.submission_id} --address {done.address}")
+        say(done.submission_id)
         return Exit.OK
     return _follow(submit.client(done.address), done.address, done.submission_id)
 
@@ -481,15 +486,18 @@ def _follow(jobs, address: str, job_id: str) -> int:
     """Follows the job's logs through the client `jobs`; the exit code is its outcome (130: detached)."""
     from specc.execute import submit
 
+    logs = terminal.Relay()
     try:
-        status = submit.follow(jobs, address, job_id)
+        status = submit.follow(jobs, address, job_id, out=logs)
     except submit.Detached as detached:
-        sys.stderr.write("\n" + detached.advice())
+        logs.close()
+        write_err("\n" + detached.advice())
         return 130
+    logs.close()
     problem = submit.outcome(jobs, job_id, status)
     if problem:
         raise SpecError([problem])
-    print(f"job {job_id} succeeded", file=sys.stderr)
+    err(f"job {job_id} succeeded")
     return Exit.OK
 
 
@@ -505,14 +513,14 @@ def cmd_jobs(args) -> int:
         submit.job_info(jobs, args.job_id)
         return _follow(jobs, address, args.job_id)
     if args.action == "list":
-        sys.stdout.write(submit.list_text(jobs))
+        write(submit.list_text(jobs))
     elif args.action == "status":
-        sys.stdout.write(submit.status_text(jobs, args.job_id))
+        write(submit.status_text(jobs, args.job_id))
     elif args.action == "logs":
         submit.job_info(jobs, args.job_id)
-        sys.stdout.write(jobs.get_job_logs(args.job_id))
+        write(jobs.get_job_logs(args.job_id))
     else:
-        print(f"job {args.job_id}: {submit.stop(jobs, args.job_id)}")
+        say(f"job {args.job_id}: {submit.stop(jobs, args.job_id)}")
     return Exit.OK
 
 
@@ -520,8 +528,8 @@ def cmd_init(args) -> int:
     from specc.compiler.starter import write_starter
 
     path = write_starter(args.name, args.output, args.framework, args.with_tune, args.force)
-    print(path)
-    print(f"next: specc run {path} --smoke", file=sys.stderr)
+    say(path)
+    err(f"next: specc run {path} --smoke")
     return Exit.OK
 
 
@@ -529,7 +537,7 @@ def cmd_completion(args) -> int:
     """The completion script for `args.shell`, from this very parser: e.g. `eval "$(specc completion bash)"`."""
     import shtab
 
-    sys.stdout.write(shtab.complete(build_parser(), shell=args.shell))
+    write(shtab.complete(build_parser(), shell=args.shell))
     return Exit.OK
 
 
@@ -542,9 +550,9 @@ def cmd_results(args) -> int:
         from specc.results.plots import write_plots
 
         written = write_plots(results, args.plot)
-    sys.stdout.write(render(results, args.format))
+    write(render(results, args.format))
     for path in written:  # after the table; beside csv or json, on stderr, so that stdout stays one document
-        print(path, file=sys.stdout if args.format == "text" else sys.stderr)
+        (say if args.format == "text" else err)(path)
     _run_warnings(results)
     return Exit.OK
 
@@ -554,7 +562,7 @@ def cmd_report(args) -> int:
     from specc.results.run_dir import read_run
 
     results = read_run(os.path.abspath(args.run_dir))  # the page names the run wherever it is opened
-    print(write_report(results, args.output or os.path.join(args.run_dir, "report.html")))
+    say(write_report(results, args.output or os.path.join(args.run_dir, "report.html")))
     _run_warnings(results)
     return Exit.OK
 
@@ -565,10 +573,10 @@ def cmd_evaluate(args) -> int:
     done = api.evaluate(args.run_dir, args.split, args.output, args.root, args.spec_dir, args.address)
     best, shown = done.best, "  ".join(f"{name} {value:.6g}" for name, value in done.metrics.items())
     trial = f" (trial {best.trial_id})" if best.trial_id else ""
-    print(f"{best.run.spec.get('name', 'run')}{trial}: {done.split} split  {shown}")
-    print(f"  checkpoint  {best.directory}")
+    say(f"{best.run.spec.get('name', 'run')}{trial}: {done.split} split  {shown}")
+    say(f"  checkpoint  {best.directory}")
     script = done.script or "not written: the run directory is read-only"
-    print(f"  written     {done.output} (script: {script})")
+    say(f"  written     {done.output} (script: {script})")
     _run_warnings(best.run)
     return Exit.OK
 
@@ -580,11 +588,11 @@ def cmd_export(args) -> int:
     best, checked = done.best, done.checked
     trial = f" (trial {best.trial_id})" if best.trial_id else ""
     name = best.run.spec.get("name", "run")
-    print(f"{name}{trial}: exported as {done.fmt}, loaded back without specc")
-    print(f"  checked     {checked['examples']} inputs, max |difference| {checked['max_abs_difference']:.3g} (<= 1e-5)")
-    print(f"  checkpoint  {best.directory}")
+    say(f"{name}{trial}: exported as {done.fmt}, loaded back without specc")
+    say(f"  checked     {checked['examples']} inputs, max |difference| {checked['max_abs_difference']:.3g} (<= 1e-5)")
+    say(f"  checkpoint  {best.directory}")
     script = done.script or "not written: the run directory is read-only"
-    print(f"  written     {done.output}, {done.preprocessing} (script: {script})")
+    say(f"  written     {done.output}, {done.preprocessing} (script: {script})")
     _run_warnings(best.run)
     return Exit.OK
 
@@ -607,16 +615,16 @@ def cmd_predict(args) -> int:
         )
     finally:
         if progress is not None:  # the progress line gives way to what follows
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
+            err(terminal.Styled("\r\033[K"), end="")
+            terminal.flush(to_stderr=True)
     best = done.best
     trial = f" (trial {best.trial_id})" if best.trial_id else ""
     rate = done.rows / done.seconds if done.seconds else 0.0
     name = best.run.spec.get("name", "run")
-    print(f"{name}{trial}: {done.rows:,} predictions in {done.seconds:.1f} s ({rate:,.0f} rows/s)")
-    print(f"  checkpoint  {best.directory}")
+    say(f"{name}{trial}: {done.rows:,} predictions in {done.seconds:.1f} s ({rate:,.0f} rows/s)")
+    say(f"  checkpoint  {best.directory}")
     script = done.script or "not written: the run directory is read-only"
-    print(f"  written     {done.output} (script: {script})")
+    say(f"  written     {done.output} (script: {script})")
     _run_warnings(best.run)
     return Exit.OK
 
@@ -624,15 +632,16 @@ def cmd_predict(args) -> int:
 def _rows_progress():
     """Rows written so far, on one line of a terminal's stderr, redrawn at most twice a second (nothing elsewhere:
     the last lines say it all)."""
-    if not sys.stderr.isatty():
+    if not terminal.on_a_terminal(to_stderr=True):
         return None
     shown = [0.0]
 
     def progress(rows: int, seconds: float) -> None:
         if seconds - shown[0] >= 0.5:
             shown[0] = seconds
-            sys.stderr.write(f"\r  predicted {rows:,} rows ({rows / max(seconds, 1e-9):,.0f} rows/s)\033[K")
-            sys.stderr.flush()
+            line = f"\r  predicted {rows:,} rows ({rows / max(seconds, 1e-9):,.0f} rows/s)\033[K"  # numbers only
+            err(terminal.Styled(line), end="")
+            terminal.flush(to_stderr=True)
 
     return progress
 
@@ -643,9 +652,9 @@ WARNINGS_SHOWN = 20  # a run with more damaged files than this names the first o
 def _run_warnings(results) -> None:
     """What was wrong with the run directory's files, one line each on stderr (the table or page is still made)."""
     for problem in results.warnings[:WARNINGS_SHOWN]:
-        print(problem, file=sys.stderr)
+        err(problem)
     if len(results.warnings) > WARNINGS_SHOWN:
-        print(f"... and {len(results.warnings) - WARNINGS_SHOWN} more warnings", file=sys.stderr)
+        err(f"... and {len(results.warnings) - WARNINGS_SHOWN} more warnings")
 
 
 COMMANDS = {

@@ -1,10 +1,15 @@
-"""Problems as text, JSON, GitHub workflow commands or SARIF 2.1.0."""
+"""Problems as text, JSON, GitHub workflow commands or SARIF 2.1.0.
+
+What each returns is printed through the print gate (specc/read/terminal.py): text and github escape their data
+line by line first and are then `Styled` (their colours, their workflow commands are specc's own); json and sarif
+spell what the gate would escape as JSON escapes.
+"""
 
 from __future__ import annotations
 
-import json
 import urllib.parse
 
+from specc.read.terminal import Styled, json_text, one_line
 from specc.spec.errors import CODES, Problem
 from specc.spec.version import __version__
 
@@ -19,24 +24,25 @@ def render(problems: list[Problem], fmt: str, color: bool = False) -> str:
 def text(problems: list[Problem], color: bool = False) -> str:
     lines = []
     for problem in problems:
-        line = str(problem)
+        line = one_line(problem)
         if color:
             tone = "\033[31m" if problem.severity == "error" else "\033[33m"
             label = f"{problem.severity}[{problem.code}]"
             line = line.replace(label, f"{tone}\033[1m{label}\033[0m", 1)
         lines.append(line)
         if problem.hint:
-            lines.append(f"  hint: {problem.hint}")
-    return "\n".join(lines) + ("\n" if lines else "")
+            lines.append(one_line(f"  hint: {problem.hint}"))
+    return Styled("\n".join(lines) + ("\n" if lines else ""))
 
 
 def as_json(problems: list[Problem], color: bool = False) -> str:
     keys = ("file", "line", "column", "code", "path", "message", "hint", "severity", "origin")
     rows = [{key: problem.to_dict()[key] for key in keys} for problem in problems]
-    return json.dumps(rows, indent=2) + "\n"
+    return json_text(rows, indent=2) + "\n"
 
 
 def _escape_data(value: str) -> str:
+    """A workflow command's data as GitHub spells it; a Problem's fields are printable already (errors.printable)."""
     return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
@@ -62,7 +68,7 @@ def github(problems: list[Problem], color: bool = False) -> str:
         if problem.hint:
             message += f"\nhint: {problem.hint}"
         lines.append(f"::{problem.severity} {','.join(props)}::{_escape_data(message)}")
-    return "\n".join(lines) + ("\n" if lines else "")
+    return Styled("\n".join(lines) + ("\n" if lines else ""))
 
 
 def sarif(problems: list[Problem], color: bool = False) -> str:
@@ -83,7 +89,7 @@ def sarif(problems: list[Problem], color: bool = False) -> str:
         "version": "2.1.0",
         "runs": [{"tool": {"driver": {"name": "specc", "version": __version__, "rules": rules}}, "results": results}],
     }
-    return json.dumps(log, indent=2) + "\n"
+    return json_text(log, indent=2) + "\n"
 
 
 def _sarif_result(problem: Problem, rule_index: int) -> dict:

@@ -16,6 +16,7 @@ import threading
 import types
 from dataclasses import dataclass, field
 
+from specc.read.terminal import err, write_err
 from specc.spec import Experiment
 from specc.spec.errors import Problem, SpecError
 
@@ -194,7 +195,7 @@ def _import_tensorflow_quietly() -> None:
         except BaseException:
             os.dup2(saved, 2)
             aside.seek(0)
-            sys.stderr.write(aside.read().decode(errors="replace"))
+            write_err(aside.read().decode(errors="backslashreplace"))
             raise
         finally:
             os.dup2(saved, 2)
@@ -211,8 +212,6 @@ def _check_shipment(module, storage: str, spec_file: str | None) -> None:
     """Joining a cluster, the working directory travels with the job: one larger than Ray uploads is refused
     here, with what fills it, before anything is sent; links Ray must not follow join the script's EXCLUDES, and
     what stays behind unasked (secrets, those links) is named on stderr."""
-    import sys
-
     from specc.compiler.travels import storage_exclude
     from specc.execute import shipping
 
@@ -221,7 +220,7 @@ def _check_shipment(module, storage: str, spec_file: str | None) -> None:
     module.EXCLUDES = module.EXCLUDES + list(package.links)
     warning = shipping.left_behind_warning(package, spec_file)
     if warning:
-        print(warning, file=sys.stderr)
+        err(warning)
 
 
 def _start_ray(module, address: str | None, storage: str, spec_file: str | None, quiet: bool, verbose: bool) -> bool:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specc.read.terminal import pass_on, write_err
 from specc.results.best_checkpoint import BestCheckpoint, best_checkpoint
 from specc.results.run_files import RunFiles
 from specc.spec.errors import SpecError, UsageError, printable
@@ -252,7 +253,7 @@ def _native_logs_set_aside():
             relay.join()
             os.close(saved)
             if failed and held:
-                sys.stderr.write(b"".join(held).decode(errors="replace"))
+                write_err(b"".join(held).decode(errors="backslashreplace"))
                 sys.stderr.flush()
 
 
@@ -273,7 +274,7 @@ def _relay(fd: int, to: int, held: list, done: threading.Event, every: float = 0
             if _kept_aside(line):
                 held.append(line)
             else:
-                os.write(to, line)
+                pass_on(to, line)
         if finished:
             return
         done.wait(every)

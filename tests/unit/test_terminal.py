@@ -7,10 +7,12 @@ import io
 import json
 import shlex
 import subprocess
+import sys
 
 import pytest
 
 from specc import cli
+from specc.read import terminal
 from specc.results.run_dir import read_run
 from specc.results.summary import summary
 
@@ -84,7 +86,8 @@ def test_colour_only_on_a_terminal_without_no_color(monkeypatch, env, stream, ex
     monkeypatch.setenv("TERM", "xterm")
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    assert cli._color(stream) is expected
+    monkeypatch.setattr(sys, "stdout", stream)
+    assert terminal.colour() is expected
 
 
 def test_bash_completion_completes_commands_and_options(capsys):
