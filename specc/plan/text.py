@@ -7,6 +7,8 @@ import json
 import math
 from typing import Any
 
+from specc.read.terminal import one_line
+
 
 def format_plan(report: dict) -> str:
     """The plan as a short aligned report (what `specc plan` prints)."""
@@ -204,9 +206,10 @@ def _config_lines(configs: dict, conditional: dict | None = None) -> list[str]:
 
 
 def _show(value: Any) -> str:
+    """A sampled value as one cell: a string's line ends and controls escaped, so that a row stays one line."""
     if isinstance(value, float):
         return f"{value:.6g}"
-    return value if isinstance(value, str) else json.dumps(value)
+    return one_line(value) if isinstance(value, str) else json.dumps(value)
 
 
 def _amounts(resources: dict[str, float]) -> str:

@@ -16,14 +16,13 @@ reported. Plain csv, json and yaml only: reading a run never imports ray, torch,
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import os
 import shlex
 from dataclasses import dataclass, field
 
+from specc.read.terminal import csv_text, json_text
 from specc.results.run_files import RunFiles, load_json, plain, printable
 from specc.spec.errors import Problem, UsageError
 
@@ -592,12 +591,10 @@ def best_trial_metrics(results: RunResults, row: dict) -> dict:
 
 def format_csv(results: RunResults) -> str:
     """results.csv normalised the way the compiled scripts write it: lists and maps as JSON, strings as they are,
-    numbers and booleans as Python spells them, empty cells for values never reported, `\\n` line ends."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(results.columns)
-    writer.writerows([encode_cell(row.get(name)) for name in results.columns] for row in results.rows)
-    return out.getvalue()
+    numbers and booleans as Python spells them, empty cells for values never reported, `\\n` line ends. A control
+    character in a value is written escaped (terminal.csv_text): every row is one line of the terminal."""
+    rows = ([encode_cell(row.get(name)) for name in results.columns] for row in results.rows)
+    return csv_text([list(results.columns), *rows])
 
 
 def encode_cell(value) -> str:
@@ -611,7 +608,8 @@ def encode_cell(value) -> str:
 def format_json(results: RunResults) -> str:
     """{"run_dir", "kind", "metric", "mode", "columns", "rows", "best_row", "best", "best_spec"}: `rows` as
     column -> value (null when never reported), `best` is best.json as written. Strict JSON: nan and
-    infinities are the strings "nan", "inf", "-inf"."""
+    infinities are the strings "nan", "inf", "-inf"; a character a terminal would act on is a JSON escape
+    (terminal.json_text)."""
     document = {
         "run_dir": results.run_dir,
         "kind": results.kind,
@@ -628,7 +626,7 @@ def format_json(results: RunResults) -> str:
         "best": results.best,
         "best_spec": results.best_spec,
     }
-    return json.dumps(_strict(document), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json_text(_strict(document), indent=2, allow_nan=False) + "\n"
 
 
 def _strict(value):

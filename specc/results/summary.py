@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 
+from specc.read.terminal import Styled, one_line
 from specc.results.run_dir import RunResults
 from specc.spec.errors import printable
 
@@ -12,12 +13,19 @@ ARTEFACTS = ("results.csv", "best.json", "best.yaml", "script.py", "spec.resolve
 
 
 def summary(results: RunResults, seconds: float, color: bool = False) -> str:
-    bold = (lambda text: f"\033[1m{text}\033[0m") if color else (lambda text: text)
+    """The screen as printed: every line escaped (a run directory, a metric or a trial id holds what a stranger
+    wrote), then the headline in bold on a terminal."""
+    headline, *rest = _lines(results, seconds)
+    headline = f"\033[1m{one_line(headline)}\033[0m" if color else one_line(headline)
+    return Styled("\n".join([headline, *(one_line(line) for line in rest)]) + "\n")
+
+
+def _lines(results: RunResults, seconds: float) -> list[str]:
     name = os.path.basename(results.run_dir.rstrip("/"))
     best = results.best
     # diverged: a loss became NaN or infinite (in a search: in every trial)
     ended = "diverged after" if best.get("status") == "diverged" else "done in"
-    lines = [bold(f"{name}: {ended} {seconds:.1f} s"), ""]
+    lines = [f"{name}: {ended} {seconds:.1f} s", ""]
     where = best.get("diverged")
     if isinstance(where, dict):  # a training run: the epoch it stopped at
         lines.append(f"  diverged    at epoch {where.get('epoch')}: {where.get('metric')} is NaN or infinite")
@@ -58,7 +66,7 @@ def summary(results: RunResults, seconds: float, color: bool = False) -> str:
     quoted = shlex.quote(results.run_dir)  # the commands can be pasted into a shell, whatever the path holds
     evaluate = f"; specc evaluate {quoted}" if best.get("checkpoint") else ""  # a checkpoint to measure
     lines.append(f"  more        specc results {quoted}; specc report {quoted}{evaluate}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def trackers(run_dir: str) -> list[tuple[str, str]]:
