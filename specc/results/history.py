@@ -82,11 +82,12 @@ def curves(results: RunResults) -> list[Curve]:
         return [Curve(name, None, {}, _in_epoch_order(list(results.rows)), True)]
     files = RunFiles(results.run_dir, results.warnings)
     diverged: list[str] = []
+    space = results.space
     lines = [
         Curve(
             name=row.get("trial_id") or "?",
             status=row.get("status"),
-            config={path: row.get(path) for path in results.space},
+            config={path: row.get(path) for path in space},
             epochs=tuple(trial_history(files, row.get("trial_id") or "", diverged)),
             best=index == results.best_row,
         )
@@ -238,7 +239,8 @@ def parallel(results: RunResults) -> Parallel | None:
     kept = [i for i, row in enumerate(results.rows) if _finite(row.get(results.goal_column))]
     if not kept:
         return None
-    left_out = tuple(results.rows[i].get("trial_id") or "?" for i in range(len(results.rows)) if i not in kept)
+    reported = set(kept)
+    left_out = tuple(row.get("trial_id") or "?" for i, row in enumerate(results.rows) if i not in reported)
     space = _space_entries(results.spec)
     labels = short_names(results.space)
     axes = [
@@ -318,9 +320,12 @@ def _space_bounds(kind: str | None, args) -> list[float]:
 def _category_axis(path: str, label: str, values: list, listed: list) -> Axis:
     """Categories at 0, 1, 2...: in the spec's order when it lists them, else in the order of their labels."""
     names = [format_value(value) for value in listed]
-    for name in sorted({format_value(value) for value in values} - set(names)):
-        names.append(name)
-    positions = tuple(float(names.index(format_value(value))) for value in values)
+    shown = [format_value(value) for value in values]
+    names.extend(sorted(set(shown) - set(names)))
+    place: dict[str, float] = {}
+    for index, name in enumerate(names):
+        place.setdefault(name, float(index))  # a name the spec lists twice sits at its first place
+    positions = tuple(place[name] for name in shown)
     low, high = _bounds([0.0, float(len(names) - 1)])
     return Axis(path, label, positions, tuple(enumerate(names)), low, high, categories=tuple(names))
 

@@ -8,24 +8,74 @@ the same function (templates/tune/main.py.j2's pareto_front), and tests hold bot
 
 from __future__ import annotations
 
+import bisect
 import math
 
 
 def pareto_front(points, modes) -> list[int]:
     """Indices of the non-dominated points: those no other point matches or beats in every objective and beats in
     one (each in its mode's direction). A point with a missing or NaN value (or None for the whole point) is on no
-    front; equal points dominate neither, so ties are on the front together."""
+    front; equal points dominate neither, so ties are on the front together.
+
+    Work grows with the rows, not their square, where a run directory from a stranger can make it large: equal points
+    are judged once, and two or three objectives are swept in sorted order (n log n). Four or more compare each point
+    with the front found so far only (n log n + n x front size)."""
     signs = [1 if mode == "max" else -1 for mode in modes]
-    scored = {
-        i: [sign * value for sign, value in zip(signs, point, strict=True)]
-        for i, point in enumerate(points)
-        if point is not None and all(_number(v) and math.isfinite(v) for v in point)
-    }
+    alike: dict[tuple, list[int]] = {}  # each distinct point (scored: greater is better) -> the rows that hold it
+    for i, point in enumerate(points):
+        if point is not None and all(_number(v) and math.isfinite(v) for v in point):
+            alike.setdefault(tuple(sign * value for sign, value in zip(signs, point, strict=True)), []).append(i)
+    best_first = sorted(alike, reverse=True)  # whatever dominates a point comes before it
+    unbeaten = {2: _staircase, 3: _sweep}.get(len(signs), _unbeaten)(best_first)
+    return sorted(i for point in unbeaten for i in alike[point])
 
-    def dominates(a, b):
-        return all(x >= y for x, y in zip(a, b, strict=True)) and any(x > y for x, y in zip(a, b, strict=True))
 
-    return [i for i, a in scored.items() if not any(dominates(b, a) for j, b in scored.items() if j != i)]
+def _staircase(best_first: list[tuple]) -> list[tuple]:
+    """The non-dominated ones of distinct (x, y) points sorted best first: a point is beaten by one of its own x
+    above it, or by one of a greater x whose y is as great."""
+    kept: list[tuple] = []
+    highest = -math.inf  # the greatest y of the points with a greater x than the current one's
+    previous = None
+    for x, y in best_first:
+        if previous is not None and x == previous[0]:
+            continue  # the first point of this x has a greater y
+        if previous is not None:
+            highest = max(highest, previous[1])
+        previous = (x, y)
+        if y > highest:
+            kept.append((x, y))
+    return kept
+
+
+def _sweep(best_first: list[tuple]) -> list[tuple]:
+    """The non-dominated ones of distinct (x, y, z) points sorted best first: every point before one has an x as
+    great, so it is beaten when one of them has a y and a z as great. Those are asked of the staircase of the (y, z)
+    seen so far that no other beats in both: y ascending, z descending, so the first with a y as great has the
+    greatest z of them."""
+    kept: list[tuple] = []
+    ys: list = []
+    zs: list = []
+    for point in best_first:
+        _, y, z = point
+        at = bisect.bisect_left(ys, y)
+        if at < len(ys) and zs[at] >= z:
+            continue
+        kept.append(point)
+        start, end = at, at + (at < len(ys) and ys[at] == y)  # the steps this one covers, replaced by it
+        while start > 0 and zs[start - 1] <= z:
+            start -= 1
+        ys[start:end], zs[start:end] = [y], [z]
+    return kept
+
+
+def _unbeaten(best_first: list[tuple]) -> list[tuple]:
+    """The non-dominated ones of distinct points sorted best first: only a point of the front found so far can beat
+    the next (one that beats it is on the front, or beaten by a point of the front that then beats it too)."""
+    front: list[tuple] = []
+    for point in best_first:
+        if not any(all(x >= y for x, y in zip(other, point, strict=True)) for other in front):
+            front.append(point)
+    return front
 
 
 def _number(value) -> bool:

