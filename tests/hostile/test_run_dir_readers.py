@@ -11,11 +11,14 @@ Then hypothesis writes arbitrary bytes, JSON and CSV into each file the readers 
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import csv
 import io
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,12 +32,20 @@ from specc.cli import Exit, main
 from specc.results.history import curves, parallel
 from specc.results.run_dir import FORMATS, format_text, read_run, render
 from specc.spec.errors import UsageError
+from tests.hostile.cli_worker import Worker, failures
+from tests.hostile.spec_strategies import EXTREME_FLOATS, EXTREME_INTS, odd_strings, yaml_text
 
 EXAMPLES = int(os.environ.get("SPECC_FUZZ_EXAMPLES", "30"))  # an example that writes a report takes about 0.4 s
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+FUZZ_RUNS = settings(  # four commands a case in a process of their own: about 1.2 s
+    max_examples=max(EXAMPLES * 2 // 3, 1),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
 SPACE = {"training.optimizer.lr": {"loguniform": [1.0e-4, 0.1]}, "model.activation": {"choice": ["relu", "gelu"]}}
@@ -500,3 +511,156 @@ def test_the_plots_survive_hostile_names(tmp_path, capsys):
     text = good_files()["trial_a_00000/result.json"].replace('"val_accuracy"', '"$\\\\frac{$"')
     run_dir = write_run(tmp_path / "run", {"results.csv": csv_text(header, rows), "trial_a_00000/result.json": text})
     assert main(["results", str(run_dir), "--plot", str(tmp_path / "plots")]) == Exit.OK
+
+
+# Generated run directories through specc's CLI in a bounded process (issue 53, deliverable 4)
+#
+# The same files with hostile values (odd strings, numbers past int64 and float, nan) and odd shapes: a directory,
+# a link out of the run, a link inside it, a link loop, a dangling link, an empty file, in place of any file; trial
+# directories whose names hold escapes; many rows. `specc results --format text|csv|json` and `specc report -o`
+# run in cli_worker.py's process (10 s a command, 3 GiB): exit 0, 1 or 2, nothing escaping main, no traceback and
+# no raw control, escape or bidi character printed.
+
+hostile_scalars = st.one_of(scalars, st.sampled_from(EXTREME_INTS + EXTREME_FLOATS), odd_strings)
+hostile_values = st.recursive(
+    hostile_scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4),
+        st.dictionaries(st.one_of(odd_strings, st.sampled_from(NAMES)), children, max_size=5),
+    ),
+    max_leaves=12,
+)
+hostile_cells = st.one_of(cells, hostile_scalars.map(str), hostile_values.map(json.dumps))
+trial_ids = st.one_of(st.sampled_from([t[0] for t in TRIALS]), odd_strings.filter(lambda s: "/" not in s and s != ""))
+
+
+@st.composite
+def hostile_tables(draw) -> str:
+    """results.csv: the good header with hostile names mixed in, rows of hostile cells, sometimes many of them."""
+    header = draw(st.lists(st.sampled_from(HEADER) | odd_strings, min_size=1, max_size=10))
+    row = st.lists(hostile_cells, min_size=len(header), max_size=len(header))
+    rows = draw(st.lists(row, max_size=4))
+    rows = [[draw(trial_ids), *r[1:]] for r in rows]
+    if draw(st.integers(0, 9)) == 0:  # many rows: work must scale with them, not blow up
+        rows = rows * draw(st.sampled_from([200, 2000]))
+    return csv_text(header, rows)
+
+
+HOSTILE = {
+    "results.csv": hostile_tables(),
+    "best.json": objects(["trial_id", "metric", "mode", "config", "metrics", "checkpoint"], hostile_values).map(
+        lambda best: json.dumps(best, indent=1)
+    ),
+    "spec.resolved.yaml": st.fixed_dictionaries(
+        {
+            "specc": st.just(1),
+            "name": st.just("r"),
+            "tune": st.fixed_dictionaries(
+                {"metric": hostile_scalars, "mode": hostile_scalars},
+                optional={"space": st.dictionaries(odd_strings | st.sampled_from(list(SPACE)), hostile_values)},
+            ),
+        }
+    ).map(yaml_text),
+    "best.yaml": hostile_values.map(yaml_text),
+    "trial_a_00000/result.json": st.lists(
+        objects(["epoch", "training_iteration", "val_accuracy", "val_loss", "trial_id"], hostile_scalars), max_size=6
+    ).map(lambda lines: "".join(json.dumps(line) + "\n" for line in lines)),
+    "trial_a_00001/progress.csv": hostile_tables(),
+}
+SHAPES = ["dir", "link-out", "link-in", "loop", "dangling", "empty"]
+
+
+def run_files(name: str):
+    """What a file of a generated run directory is: hostile text, the earlier fuzz's content, absent, or a shape."""
+    content = HOSTILE[name] | contents(name) if name in SHAPED else HOSTILE[name]
+    return st.one_of(content, content, st.none(), st.sampled_from(SHAPES))
+
+
+def write_generated(run_dir: Path, files: dict, trials: list) -> None:
+    """The good run directory, then each generated file (text, None: removed, or one of SHAPES) and extra trial
+    directories named by `trials` (hostile ids), each with a result.json."""
+    write_run(run_dir)
+    for name, content in files.items():
+        path = run_dir / name
+        if path.exists():
+            path.unlink()
+        if content is None:
+            continue
+        if isinstance(content, str) and content in SHAPES:
+            _shape(path, content, run_dir)
+        else:
+            path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8", "surrogatepass"))
+    for trial in trials:
+        with contextlib.suppress(OSError, ValueError):  # a name no file system takes (NUL, too long): left out
+            (run_dir / f"trial_{trial}").mkdir(exist_ok=True)
+            (run_dir / f"trial_{trial}" / "result.json").write_text(json.dumps(epoch(trial, 0, 0.5)) + "\n")
+
+
+def _shape(path: Path, shape: str, run_dir: Path) -> None:
+    if shape == "dir":
+        path.mkdir()
+    elif shape == "link-out":
+        path.symlink_to("/etc/passwd")
+    elif shape == "link-in":
+        path.symlink_to(run_dir / "best.yaml")
+    elif shape == "loop":
+        path.symlink_to(path)
+    elif shape == "dangling":
+        path.symlink_to(run_dir / "no-such-file")
+    else:
+        path.write_bytes(b"")
+
+
+GENERATED_FILES = [*FILES, "best.yaml"]
+COLLECT = os.environ.get("SPECC_FUZZ_COLLECT") == "1"  # hard runs: gather every kind of failure, then fail once
+
+
+@pytest.fixture(scope="module")
+def worker():
+    worker = Worker()
+    yield worker
+    worker.close()
+
+
+def test_generated_run_directories_through_results_and_report(worker, tmp_path_factory):
+    root = tmp_path_factory.mktemp("generated-runs")
+    commands = [["results", "--format", fmt] for fmt in ("text", "csv", "json")]
+    if _has("plotly"):
+        commands.append(["report", "-o", str(root / "report.html")])
+    count = collections.Counter()
+
+    @FUZZ_RUNS
+    @given(
+        files=st.fixed_dictionaries({}, optional={name: run_files(name) for name in GENERATED_FILES}),
+        trials=st.lists(trial_ids, max_size=3, unique=True),
+        linked=st.booleans(),
+    )
+    def case(files, trials, linked):
+        run_dir = root / "run"
+        shutil.rmtree(run_dir, ignore_errors=True)
+        write_generated(run_dir, files, trials)
+        given_as = run_dir
+        if linked:  # the run directory named through a link to it
+            given_as = root / "link-to-run"
+            given_as.unlink(missing_ok=True)
+            given_as.symlink_to(run_dir)
+        found = []
+        for command in commands:
+            reply = worker.run([command[0], str(given_as), *command[1:]], str(root))
+            count[command[0], reply["code"]] += 1
+            found += [(signature, reply) for signature in failures(" ".join(command[:3]), reply)]
+        count["cases"] += 1
+        message = (
+            "\n".join(f"- {signature}\n{(reply['error'] or reply['stderr'])[-2000:]}" for signature, reply in found)
+            + f"\nfiles: {files!r}\ntrials: {trials!r}, linked: {linked}"
+        )
+        for signature, _ in found if COLLECT else ():
+            met.setdefault(re.sub(r"\d+", "N", signature), message)
+        assert COLLECT or not found, message
+
+    met: dict[str, str] = {}
+    case()
+    print(f"run directories: {count.pop('cases')} generated cases ({dict(sorted(count.items(), key=str))})")
+    for signature, message in sorted(met.items()):
+        print(f"\n== {signature}\n{message[-5000:]}")
+    assert not met, f"{len(met)} kinds of failure (listed above)"
