@@ -161,7 +161,7 @@ def _json_escape(char: str) -> str:
 
 def _json_line(line: str) -> str:
     line = line if line.isprintable() else "".join(_json_escape(char) for char in line)
-    return line.replace("##[", "##\\u005b") if "##[" in line else line
+    return LEGACY_COMMAND.sub(r"\1\\u005b", line) if "##" in line else line
 
 
 def json_text(value, **dumps) -> str:

@@ -225,7 +225,7 @@ VALUES = ["plain", "é 😀", HOSTILE, "::error file=x::y", "a\nb", "##[error]x"
 
 
 def test_json_text_reads_back_the_same_and_the_gate_changes_nothing():
-    document = {"values": VALUES, HOSTILE: {"::k": "##[x"}}
+    document = {"values": VALUES, HOSTILE: {"::k": "##[x", "##vso[y": "z"}}
     text = terminal.json_text(document, indent=2)
     assert text.isascii() is False and "é 😀" in text  # printable text stays as it is
     assert json.loads(text) == document
