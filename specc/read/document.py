@@ -11,9 +11,6 @@ PyYAML's 1.1 rules would give the string "1e-4".
 
 from __future__ import annotations
 
-import errno
-import os
-import stat
 from dataclasses import dataclass, field
 
 import yaml
@@ -423,19 +420,6 @@ def parse_text(text: str, file: str, origin: str | None = None) -> tuple[object,
 def position(text: str, offset: int) -> tuple[int, int]:
     line = text.count("\n", 0, offset) + 1
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
-
-
-def read_file(path: str | os.PathLike, limit: int = MAX_BYTES) -> bytes:
-    """A regular file's bytes, at most `limit` + 1 of them (enough to tell it is too large). A FIFO, a device or a
-    socket is refused with an OSError rather than read: one could block forever (a FIFO with no writer) or never
-    end (/dev/zero). Opened without blocking, so that even looking costs nothing."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(descriptor, "rb") as handle:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
-            raise OSError(errno.EINVAL, f"it is {kind}, not a regular file")
-        return handle.read(limit + 1)
 
 
 def decode(raw: bytes, file: str) -> str:

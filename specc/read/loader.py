@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path as FsPath
 
 from specc.read.document import (
+    MAX_BYTES,
     DocumentError,
     Mark,
     Path,
@@ -24,8 +25,8 @@ from specc.read.document import (
     deep_copy,
     dotted,
     parse_text,
-    read_file,
 )
+from specc.read.files import read_file
 from specc.read.project import WIDEN_HINT, Project
 from specc.spec.errors import Problem, SpecError, excerpt
 from specc.spec.space import DISTRIBUTION_NAMES
@@ -80,11 +81,14 @@ def load_raw(
     return RawSpec(data, source, file, project)
 
 
-def read_mapping(path: FsPath, origin: str | None = None) -> tuple[dict, SourceMap]:
-    """One file's mapping (no `extends` processing)."""
+def read_mapping(
+    path: FsPath, origin: str | None = None, root: os.PathLike | str | None = None
+) -> tuple[dict, SourceMap]:
+    """One file's mapping (no `extends` processing), read through the read gate: a regular file inside `root` (the
+    project; default: the directory the file is named in)."""
     file = display(path)
     try:
-        raw = read_file(path)
+        raw = read_file(path, MAX_BYTES, root=os.path.dirname(os.path.abspath(path)) if root is None else root)
     except OSError as error:
         reason = error.strerror or str(error)
         raise SpecError([Problem("E001", f"cannot read the file: {reason}", file, origin=origin)]) from None
@@ -141,7 +145,7 @@ class _Chain:
         if resolved in self.done:
             data, source = self.done[resolved]
             return deep_copy(data), source.copy()
-        data, source = read_mapping(path, origin)
+        data, source = read_mapping(path, origin, self.project.root)
         parents = data.pop("extends", None)
         if parents is not None:
             data, source = self.extend(path, data, source, parents, [*chain, resolved])

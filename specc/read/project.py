@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from specc.spec.errors import UsageError
+from specc.spec.errors import UsageError, printable
 
 
 @dataclass(frozen=True)
@@ -25,16 +25,26 @@ class Project:
 
     @classmethod
     def of(cls, spec: str | os.PathLike, root: str | os.PathLike | None = None) -> Project:
-        spec_dir = Path(spec).resolve().parent
+        """The project of the spec file `spec` as named: its directory is where the name stands, not where a link
+        named so leads (a `specs/leak.yaml` linked to ~/.ssh/id_rsa belongs to the project of specs/, and is then
+        refused as a file outside it)."""
+        from specc.read.files import loose_real_path
+
+        try:
+            spec_dir = Path(loose_real_path(os.path.dirname(os.path.abspath(spec))))
+        except OSError as error:
+            raise UsageError(f"{printable(os.fspath(spec))}: {error.strerror}") from None
         if root is None:
             return cls(spec_dir, project_root(spec_dir))
         if not os.path.isdir(root):
-            raise UsageError(f"--root {root} is not a directory")
-        return cls(spec_dir, Path(root).resolve())
+            raise UsageError(f"--root {printable(os.fspath(root))} is not a directory")
+        return cls(spec_dir, Path(os.path.realpath(root)))
 
     def holds(self, path: str | os.PathLike) -> bool:
-        """Whether `path`, with every symbolic link resolved, is the root or below it."""
-        return Path(path).resolve().is_relative_to(self.root)
+        """Whether `path`, with every symbolic link resolved, is the root or below it (never for a loop of links)."""
+        from specc.read.files import holds
+
+        return holds(self.root, path)
 
     def shown(self) -> str:
         """The root as a user sees it: relative to the working directory when it is below it."""
@@ -46,7 +56,7 @@ class Project:
 
 def project_root(directory: str | os.PathLike) -> Path:
     """The git work tree holding `directory` (the nearest ancestor with a `.git` entry), else `directory`."""
-    start = Path(directory).resolve()
+    start = Path(os.path.realpath(directory))
     for candidate in (start, *start.parents):
         if os.path.lexists(candidate / ".git"):
             return candidate
