@@ -330,12 +330,14 @@ def cmd_schema(args) -> int:
 
 def _up_to_date(path: str, expected: str, remedy: str) -> int:
     """--check: OK when `path` holds exactly `expected`, else a one-line note saying how to refresh it."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            current = handle.read()
+    from specc.read.files import read_file
+
+    wanted = expected.encode("utf-8")
+    try:  # the read gate: a FIFO is refused without blocking; no more is read than tells it differs
+        current = read_file(path, len(wanted), root=os.path.dirname(os.path.abspath(path)))
     except OSError:
         current = None
-    if current == expected:
+    if current == wanted:
         return Exit.OK
     err(f"{path} is {'stale' if current is not None else 'missing'}: run `{remedy}`")
     return Exit.PROBLEMS
@@ -347,7 +349,7 @@ def default_output(spec: str) -> str:
 
 def cmd_compile(args) -> int:
     from specc import api
-    from specc.compiler.files import write_atomic
+    from specc.read.files import write_file
 
     output = args.output or default_output(args.spec)
     source = api.compile(api.load(args.spec, args.overrides, args.root), output, args.templates)
@@ -356,7 +358,8 @@ def cmd_compile(args) -> int:
         return Exit.OK
     if args.check:
         return _up_to_date(output, source, f"specc compile {args.spec} -o {output}")
-    write_atomic(output, source)
+    # the default output stays below the working directory: a committed `build` link does not carry it elsewhere
+    write_file(output, source, within=None if args.output else os.getcwd())
     say(output)
     return Exit.OK
 

@@ -32,8 +32,8 @@ def pytest_addoption(parser):
 
 
 def _roots(config) -> list[Path]:
-    given = [Path(path).resolve() for path in config.getoption("specc")]
-    return given or [Path(path).resolve() for path in config.getini("specc_paths")]
+    given = [Path(os.path.realpath(path)) for path in config.getoption("specc")]
+    return given or [Path(os.path.realpath(path)) for path in config.getini("specc_paths")]
 
 
 def pytest_configure(config):
@@ -49,9 +49,9 @@ def pytest_configure(config):
 def pytest_collect_file(file_path: Path, parent):
     if file_path.suffix not in (".yaml", ".yml"):
         return None
-    roots = _roots(parent.config)
-    resolved = file_path.resolve()
-    if not any(resolved == root or root in resolved.parents for root in roots):
+    from specc.read.files import holds
+
+    if not any(holds(root, file_path) for root in _roots(parent.config)):  # a loop of links is held by none
         return None
     from specc.api import looks_like_spec
 
@@ -116,7 +116,7 @@ class SpecItem(pytest.Item):
         committed = [
             os.path.relpath(script, rootdir)
             for script in candidates
-            if script.is_file() and os.path.normpath(compiled_from(str(script)) or "") == spec
+            if os.path.normpath(compiled_from(str(script)) or "") == spec
         ]
         for script in committed:
             if finding := compare(script, spec, report.experiment):

@@ -17,8 +17,10 @@ from pydantic import ValidationError
 from specc.check import rules
 from specc.check.fields import data_path, from_validation_error
 from specc.check.objective import form_problems
-from specc.read.document import deep_copy, dotted, read_file
+from specc.read.document import MAX_BYTES, deep_copy, dotted
+from specc.read.files import glob_files, read_file, walk_files
 from specc.read.loader import RawSpec, display, load_raw
+from specc.read.project import Project
 from specc.spec import Experiment
 from specc.spec.errors import Problem, SpecError, UsageError
 from specc.spec.walk import section_default
@@ -139,7 +141,8 @@ TOP_LEVEL_SPECC = re.compile(rb"^specc\s*:", re.MULTILINE)
 def looks_like_spec(path: str) -> bool:
     """Whether a file has a top-level `specc:` key (specs start with one; other YAML does not)."""
     try:
-        return TOP_LEVEL_SPECC.search(read_file(path)) is not None
+        root = Project.of(path).root
+        return TOP_LEVEL_SPECC.search(read_file(path, MAX_BYTES, root=root)) is not None
     except OSError:
         return True  # let validate say what is wrong with it
 
@@ -151,7 +154,7 @@ def spec_files(paths) -> list[str]:
         name = os.fspath(name)
         if os.path.isdir(name):
             found.extend(_spec_files_under(name))
-        elif os.path.exists(name):
+        elif os.path.lexists(name):  # a link that leads nowhere or round in a loop: its read says so
             found.append(name)
         elif glob.has_magic(name):
             matches = sorted(match for match in _glob(name) if os.path.isfile(match))
@@ -164,25 +167,10 @@ def spec_files(paths) -> list[str]:
 
 
 def _glob(pattern: str) -> list[str]:
-    """glob.glob, except that `**` walks directories without following symbolic links: Python's glob follows them,
-    and a link back up the tree (`d/up -> ..`) makes it run for ever."""
-    if "**" not in pattern:
-        return glob.glob(pattern)
-    parts = pattern.split(os.sep)
-    fixed = next(i for i, part in enumerate(parts) if glob.has_magic(part))
-    base = os.sep.join(parts[:fixed]) or ("/" if pattern.startswith(os.sep) else ".")
-    wanted = parts[fixed:]
-    found = []
-    for root, dirs, files in os.walk(base):  # followlinks=False: each directory once
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # as glob, hidden directories unless named
-        relative = os.path.relpath(root, base)
-        prefix = [] if relative == "." else relative.split(os.sep)
-        found.extend(
-            os.path.join(root, f) if fixed else os.path.normpath(os.path.join(root, f))
-            for f in sorted(files)
-            if not f.startswith(".") and _segments_match(wanted, [*prefix, f])
-        )
-    return found
+    """glob.glob, except that `**` walks directories without following symbolic links (read/files.py)."""
+    wanted = pattern.split(os.sep)
+    wanted = wanted[next(i for i, part in enumerate(wanted) if glob.has_magic(part)) :]
+    return glob_files(pattern, lambda segments: _segments_match(wanted, segments))
 
 
 def _segments_match(pattern: list[str], path: list[str]) -> bool:
@@ -212,11 +200,15 @@ def _segments_match(pattern: list[str], path: list[str]) -> bool:
 
 
 def _spec_files_under(directory: str) -> list[str]:
-    out = []
-    for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
-        out.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(SPEC_SUFFIXES))
-    return out
+    """The spec files below `directory` as a walk offers them (no directory link followed); a file that is a link out
+    of the project, a loop or a FIFO is listed, and its read says why it is refused."""
+    return list(
+        walk_files(
+            directory,
+            keep_dir=lambda name: name not in SKIPPED_DIRS and not name.startswith("."),
+            keep_file=lambda name: name.endswith(SPEC_SUFFIXES),
+        )
+    )
 
 
 def _ordered(problems, main_file: str) -> list[Problem]:

@@ -176,9 +176,9 @@ def _check_user_templates(directory: Path) -> None:
     built-in name it most likely means."""
     import difflib
 
-    builtin = sorted(path.relative_to(BUILTIN_TEMPLATES).as_posix() for path in BUILTIN_TEMPLATES.rglob("*.j2"))
-    mine = {path.relative_to(directory).as_posix(): path for path in sorted(directory.rglob("*.j2"))}
-    texts = "\n".join(path.read_text(encoding="utf-8", errors="replace") for path in mine.values())
+    builtin = sorted(_template_files(BUILTIN_TEMPLATES))
+    mine = _template_files(directory)
+    texts = "\n".join(_template_text(path, directory) for path in mine.values())
     for name in mine:
         if name not in builtin and f'"{name}"' not in texts and f"'{name}'" not in texts:
             close = difflib.get_close_matches(name, builtin, n=1, cutoff=0.5)
@@ -215,10 +215,31 @@ def _template_position(error) -> str:
 
 def _template_with(line: str, templates) -> str:
     """' (from DIR/x.py.j2)' for the user template that holds `line`: where to look for the mistake."""
-    for path in sorted(Path(templates).rglob("*.j2")) if templates else []:
-        if line and line in path.read_text(encoding="utf-8", errors="replace"):
+    for path in _template_files(Path(templates)).values() if templates else []:
+        if line and line in _template_text(path, templates):
             return f" (from {path})"
     return ""
+
+
+TEMPLATE_BYTES = 1 << 20
+
+
+def _template_files(directory: Path) -> dict[str, str]:
+    """The .j2 files below `directory` by their name relative to it, in order (the read gate's walk)."""
+    from specc.read.files import walk_files
+
+    paths = walk_files(directory, keep_file=lambda name: name.endswith(".j2"))
+    return {Path(path).relative_to(directory).as_posix(): path for path in sorted(paths)}
+
+
+def _template_text(path: str, directory) -> str:
+    """A template's text as the read gate gives it ('' when it cannot be read: Jinja then says why)."""
+    from specc.read.files import read_file
+
+    try:
+        return read_file(path, TEMPLATE_BYTES, root=directory)[:TEMPLATE_BYTES].decode("utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def ruff_format(source: str) -> str:

@@ -38,13 +38,20 @@ def tracked_python_files() -> list[str]:
     return sorted(name for name in listed.stdout.decode().split("\0") if name)
 
 
-def compiled_from(script: str) -> str | None:
-    """The spec a compiled script names in its docstring, or None for any other Python file."""
+SCRIPT_BYTES = 4 << 20  # a compiled script: about 50 KB; a file past this is no script specc wrote
+HEAD_BYTES = 4096  # where a compiled script names its spec
+
+
+def compiled_from(script: str, root=None) -> str | None:
+    """The spec a compiled script names in its docstring, or None for any other Python file (or one that cannot be
+    read through the read gate: a link out of its project, a FIFO, a loop)."""
+    from specc.read.files import read_file
+
     try:
-        with open(script, encoding="utf-8", errors="replace") as handle:
-            head = handle.read(4096)
-    except OSError:
+        head = read_file(script, HEAD_BYTES, root=Project.of(script, root).root)[:HEAD_BYTES]
+    except (OSError, UsageError):
         return None
+    head = head.decode("utf-8", errors="replace")
     if not head.startswith('"""'):
         return None
     match = HEADER.search(head.split('"""', 2)[1])
@@ -58,7 +65,7 @@ def check(paths: list[str] | None = None, templates=None, root=None) -> tuple[in
     script's project (the git work tree holding the script, or `root`)."""
     from specc.check.validate import load
 
-    scripts = [(script, spec) for script in (paths or tracked_python_files()) if (spec := compiled_from(script))]
+    scripts = [(script, spec) for script in (paths or tracked_python_files()) if (spec := compiled_from(script, root))]
     findings = []
     for script, spec in scripts:
         project = Project.of(script, root)
@@ -74,17 +81,21 @@ def check(paths: list[str] | None = None, templates=None, root=None) -> tuple[in
         except SpecError as error:
             findings.append(Finding(script, spec, f"its spec {printable(spec)} has problems:\n{error}"))
             continue
-        if finding := compare(script, spec, experiment, templates):
+        if finding := compare(script, spec, experiment, templates, root):
             findings.append(finding)
     return len(scripts), findings
 
 
-def compare(script: str, spec: str, experiment, templates=None) -> Finding | None:
+def compare(script: str, spec: str, experiment, templates=None, root=None) -> Finding | None:
     """A finding when `script` is not exactly what `experiment` (read from `spec`) compiles to at that path."""
     from specc.compiler.script import compile_script
+    from specc.read.files import read_text
 
-    with open(script, encoding="utf-8") as handle:
-        if handle.read() == compile_script(experiment, script, templates):
-            return None
+    try:
+        current = read_text(script, SCRIPT_BYTES, root=Project.of(script, root).root)
+    except OSError as error:
+        return Finding(script, spec, f"cannot be read: {printable(error.strerror or str(error))}")
+    if current == compile_script(experiment, script, templates):
+        return None
     remedy = printable(f"run `specc compile {shlex.quote(spec)} -o {shlex.quote(script)}`")
     return Finding(script, spec, f"stale: {printable(spec)} compiles to something else; {remedy}")

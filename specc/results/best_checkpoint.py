@@ -88,7 +88,8 @@ def _inside(run_dir: str, recorded: str, written: str | None) -> str:
     """The checkpoint directory best.json records, inside `run_dir`; when the run has moved since, the recorded
     path's part below the run directory it was written in (best.json's `run_dir`), else below a directory of the run
     directory's name."""
-    files = RunFiles(run_dir, [])  # files.inside(path): an absolute path joins the run directory as itself
+    from specc.read.files import resolve_inside
+
     candidates = [recorded] if os.path.isabs(recorded) else []  # a relative path would be read from the cwd
     parts = os.path.normpath(recorded).split(os.sep)
     if written and os.path.isabs(written) and recorded.startswith(written.rstrip(os.sep) + os.sep):
@@ -96,8 +97,12 @@ def _inside(run_dir: str, recorded: str, written: str | None) -> str:
     name = os.path.basename(os.path.normpath(run_dir))
     candidates += [os.path.join(run_dir, *parts[i + 1 :]) for i in reversed(range(len(parts))) if parts[i] == name]
     for candidate in candidates:
-        if "\0" not in candidate and files.inside(candidate) and os.path.isdir(candidate):
-            return os.path.realpath(candidate)
+        try:  # the path that is checked is the path that is loaded: resolved, links followed, inside the run
+            real = resolve_inside(candidate, run_dir)
+        except OSError:
+            continue
+        if os.path.isdir(real):
+            return real
     raise UsageError(
         f"{printable(run_dir)}: best.json's checkpoint {printable(recorded)} is not a directory of this run directory"
     )

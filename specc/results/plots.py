@@ -34,27 +34,24 @@ DPI = 150
 def write_plots(run: RunResults | str | os.PathLike, out_dir: str | os.PathLike) -> list[str]:
     """Writes the PNG plots of a run (its directory, or the run already read) into `out_dir` (made if missing);
     returns their paths."""
+    from specc.read.files import writable
+
     results = run if isinstance(run, RunResults) else read_run(run)
     plt = _pyplot()
     out_dir = os.fspath(out_dir)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise UsageError(f"{out_dir}: not a directory; --plot takes the directory the PNG files go to")
-    try:
-        os.makedirs(out_dir, exist_ok=True)
-    except OSError as error:
-        raise UsageError(f"{out_dir}: cannot be made: {error.strerror}") from None
+        raise UsageError(f"{printable(out_dir)}: not a directory; --plot takes the directory the PNG files go to")
     lines = curves(results)
-    written = []
-    for metric in metric_names(results, lines):
-        figure = _curve_figure(plt, results, lines, metric)
-        written.append(_save(plt, figure, os.path.join(out_dir, f"curves_{_file_part(metric)}.png")))
-    view = parallel(results)
-    if view is not None:
-        written.append(_save(plt, _parallel_figure(plt, view), os.path.join(out_dir, "parallel_coordinates.png")))
-    front = front_view(results)
-    if front is not None:
-        written.append(_save(plt, _front_figure(plt, front), os.path.join(out_dir, "pareto_front.png")))
-    return written
+    view, front = parallel(results), front_view(results)
+    drawings = [
+        (f"curves_{_file_part(metric)}.png", lambda metric=metric: _curve_figure(plt, results, lines, metric))
+        for metric in metric_names(results, lines)
+    ]
+    drawings += [("parallel_coordinates.png", lambda: _parallel_figure(plt, view))] if view is not None else []
+    drawings += [("pareto_front.png", lambda: _front_figure(plt, front))] if front is not None else []
+    for name, _ in drawings:  # a planted link or FIFO among them: refused before any plot is written
+        writable(os.path.join(out_dir, name))
+    return [_save(plt, draw(), os.path.join(out_dir, name)) for name, draw in drawings]
 
 
 def _pyplot():
@@ -80,10 +77,10 @@ def _label(text) -> str:
 
 
 def _save(plt, figure, path: str) -> str:
-    """Saves whole or not at all (files.write_atomic), with no timestamp in the PNG."""
+    """Saves whole or not at all (the write gate), with no timestamp in the PNG."""
     import io
 
-    from specc.compiler.files import write_atomic
+    from specc.read.files import write_file
 
     png = io.BytesIO()
     try:
@@ -91,9 +88,9 @@ def _save(plt, figure, path: str) -> str:
     finally:
         plt.close(figure)
     try:
-        write_atomic(path, png.getvalue())
+        write_file(path, png.getvalue())
     except OSError as error:
-        raise UsageError(f"{path}: cannot be written: {error.strerror}") from None
+        raise UsageError(f"{printable(path)}: cannot be written: {error.strerror}") from None
     return path
 
 

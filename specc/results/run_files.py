@@ -1,7 +1,7 @@
 """The files of a run directory, read as files from a stranger: regular, bounded, inside the run, parsed strictly.
 
 A run directory may come from someone else (a shared cluster, a colleague's tarball), so nothing in it is
-trusted. Every file is read with specc.read.document.read_file: a regular file only (a FIFO would block, a
+trusted. Every file is read with specc.read.files.read_file, the read gate: a regular file only (a FIFO would block, a
 device never end), opened without blocking, and no more of it than its size bound plus one byte. A file that is
 a symbolic link leading out of the run directory is not read at all (a results.csv linked to /etc/passwd must
 not be shown). JSON is parsed strictly and never deeper than MAX_DEPTH; a number Python cannot draw (an integer
@@ -61,7 +61,7 @@ class RunFiles:
 
     def raw(self, name: str, limit: int) -> bytes | None:
         """The bytes of `name`; None (with a W307 unless it is missing) when they cannot be read."""
-        from specc.read.document import read_file
+        from specc.read.files import read_file
 
         path = self.path(name)
         if "\0" in path:
@@ -73,7 +73,7 @@ class RunFiles:
                 self.left_out(name, f"a symbolic link out of the run directory (to {target})")
             return None
         try:
-            raw = read_file(path, limit)
+            raw = read_file(path, limit, root=self.root)
         except FileNotFoundError:
             return None
         except OSError as error:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 
+from specc.read.files import list_directory
 from specc.read.terminal import Styled, one_line
 from specc.results.run_dir import RunResults
 from specc.spec.errors import printable
@@ -72,21 +73,23 @@ def _lines(results: RunResults, seconds: float) -> list[str]:
 def trackers(run_dir: str) -> list[tuple[str, str]]:
     """(tracker, the command that opens what run.callbacks wrote) for each tracker that wrote in the run directory."""
     found = []
-    top = [run_dir] + [os.path.join(run_dir, name) for name in sorted(os.listdir(run_dir)) if name.startswith("trial_")]
-    if any(name.startswith("events.out.tfevents") for directory in top for name in _names(directory)):
+    trials = [name for name in list_directory(run_dir, root=run_dir) if name.startswith("trial_")]
+    top = [run_dir] + [os.path.join(run_dir, name) for name in trials]
+    if any(name.startswith("events.out.tfevents") for directory in top for name in _names(directory, run_dir)):
         found.append(("tensorboard", f"tensorboard --logdir {shlex.quote(run_dir)}"))
     if os.path.exists(os.path.join(run_dir, "mlflow.db")):
         store = shlex.quote(f"sqlite:///{os.path.join(run_dir, 'mlflow.db')}")
         found.append(("mlflow", f"mlflow ui --backend-store-uri {store}"))
-    if any(name.startswith("offline-run-") for name in _names(os.path.join(run_dir, "wandb"))):
+    if any(name.startswith("offline-run-") for name in _names(os.path.join(run_dir, "wandb"), run_dir)):
         found.append(
             ("wandb", f"wandb sync {shlex.quote(os.path.join(run_dir, 'wandb'))}/offline-run-*")
         )  # the shell expands *
     return found
 
 
-def _names(directory: str) -> list[str]:
-    return os.listdir(directory) if os.path.isdir(directory) else []
+def _names(directory: str, run_dir: str) -> list[str]:
+    """The names in a directory of the run (the read gate's listing: [] when it is missing or leads elsewhere)."""
+    return list_directory(directory, root=run_dir)
 
 
 def _number(value) -> str:
