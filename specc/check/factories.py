@@ -1,16 +1,20 @@
-"""Custom factories name code the run imports: only a function or class defined in a module of the project, or of
-an installed package that is not the standard library. Checked without importing anything.
+"""Custom factories and objectives name code the run imports: only a function or class defined in a module of the
+project, or of an installed package in a namespace meant for building models (torchvision.models,
+keras.applications) or one the project trusts in its pyproject.toml. Checked without importing anything.
 
 A spec alone must not run code: `factory: os:system` with `kwargs: {command: ...}` would run a shell command with
 no Python file in the project, and `builtins:exec` or a name a module merely re-exports (`subprocess:os`) would do
-the same. So the module is found the way the run will find it (the spec's directory first on sys.path, then the
-installed packages), its source is parsed, and the name must be a `def` or `class` at its top level.
+the same, and so would a function of an installed package that is itself a code-execution gadget
+(`yaml:unsafe_load` with a `!!python/object/apply` string in its kwargs). So the module is found the way the run will
+find it (the spec's directory first on sys.path, then the installed packages), an installed one must be in a
+trusted namespace, its source is parsed, and the name must be a `def` or `class` at its top level.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.machinery
+import os
 import sys
 from collections.abc import Iterator
 from functools import cache
@@ -18,7 +22,7 @@ from pathlib import Path
 
 from specc.check.fields import Locator
 from specc.read.project import WIDEN_HINT, Project
-from specc.spec.errors import Problem, excerpt
+from specc.spec.errors import Problem, excerpt, printable
 from specc.spec.experiment import Experiment
 
 STDLIB = frozenset(sys.stdlib_module_names)
@@ -37,17 +41,55 @@ def factories_allowed(e: Experiment, at: Locator, project: Project | None) -> It
 
 def _project_dirs(e: Experiment, project: Project) -> list[str]:
     """Where the run looks for a project module: the spec's directory, and on a cluster the shipped working
-    directory too (Ray puts it first on the workers' PYTHONPATH)."""
+    directory too (Ray puts it first on the workers' PYTHONPATH) when it is inside the project."""
+    from specc.read.files import holds, loose_real_path
+
     dirs = [str(project.spec_dir)]
-    if e.cluster.working_dir:
-        dirs.append(str((project.spec_dir / e.cluster.working_dir).resolve()))
+    if e.cluster.working_dir and holds(project.root, project.spec_dir / e.cluster.working_dir):
+        dirs.append(loose_real_path(project.spec_dir / e.cluster.working_dir))
     return dirs
+
+
+MODEL_AND_DATA_MODULES = ("torchvision.models", "keras.applications", "tf_keras.applications")
+"""Namespaces of installed packages meant for building models: a spec may name their functions and classes with
+no say-so from the project. Everything else installed (yaml:unsafe_load, sympy:sympify: code-execution gadgets)
+only when the project lists it (`trusted_modules`)."""
+
+PYPROJECT_BYTES = 1 << 20
+TRUST_KEY = "trusted-modules"
+
+
+def trusted_modules(project: Project) -> tuple[str, ...]:
+    """MODEL_AND_DATA_MODULES and the modules the project trusts: `[tool.specc] trusted-modules = ["mylib"]` in the
+    pyproject.toml at its root (a string or a list of strings; anything else is ignored)."""
+    from specc.read.files import read_text
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        return MODEL_AND_DATA_MODULES
+    try:
+        table = tomllib.loads(read_text(project.root / "pyproject.toml", PYPROJECT_BYTES, root=project.root))
+        declared = table.get("tool", {}).get("specc", {}).get(TRUST_KEY, [])
+    except (OSError, tomllib.TOMLDecodeError, AttributeError, RecursionError):
+        return MODEL_AND_DATA_MODULES
+    declared = [declared] if isinstance(declared, str) else declared
+    if not isinstance(declared, list):
+        return MODEL_AND_DATA_MODULES
+    return MODEL_AND_DATA_MODULES + tuple(name for name in declared if isinstance(name, str) and name)
+
+
+def trusted(module: str, modules: tuple[str, ...]) -> bool:
+    """Whether `module` is one of `modules` or below one of them (torchvision.models.resnet in torchvision.models)."""
+    return any(module == name or module.startswith(name + ".") for name in modules)
 
 
 def refusal(
     reference: str, project: Project, project_dirs: list[str] | None = None
 ) -> tuple[str, str, str | None] | None:
     """(code, message, hint) when `reference` ('package.module:name') may not be a factory, else None."""
+    from specc.read.files import holds
+
     module, _, name = reference.partition(":")
     top = module.split(".")[0]
     if top in STDLIB:
@@ -59,8 +101,17 @@ def refusal(
         )
     dirs = project_dirs or [str(project.spec_dir)]  # a declared working directory is the project's code too
     source = _module_file(module, dirs)
-    in_project = source is not None
+    root = project.root if source is not None else None
+    if source is not None and not holds(project.root, source):
+        return (
+            "E023",
+            f"the module {excerpt(module)} resolves outside the project ({project.shown()})",
+            WIDEN_HINT,
+        )
     if source is None:
+        refused = _installed_refusal(module, top, project)
+        if refused is not None:
+            return refused
         source = _module_file(module, [entry for entry in sys.path if entry and Path(entry).is_dir()])
         if source is None:
             return (
@@ -68,18 +119,6 @@ def refusal(
                 f"{excerpt(module)} is neither a module of your project nor installed here",
                 "a module path relative to the spec's directory (package.module), or a package installed where it runs",
             )
-        if top not in _distributions():
-            return (
-                "E214",
-                f"{excerpt(module)} is neither a module of your project nor part of an installed package",
-                "write the factory in a module of your project",
-            )
-    if in_project and not any(source.resolve().is_relative_to(Path(d).resolve()) for d in (project.root, *dirs[1:])):
-        return (
-            "E023",
-            f"the module {excerpt(module)} resolves outside the project ({project.shown()})",
-            WIDEN_HINT,
-        )
     if source.suffix != ".py":
         return (
             "E214",
@@ -87,7 +126,7 @@ def refusal(
             "checked",
             "wrap it in a function of a module of your project",
         )
-    defined = _defined_names(source)
+    defined = _defined_names(source, root)
     if defined is None:
         return "E214", f"{excerpt(module)} cannot be read as Python source", None
     if name not in defined:
@@ -95,6 +134,30 @@ def refusal(
             "E214",
             f"{excerpt(name)} is not a function or class defined in {excerpt(module)}",
             "a factory is a `def` or `class` written in the module named (not one it imports from elsewhere)",
+        )
+    return None
+
+
+def _installed_refusal(module: str, top: str, project: Project) -> tuple[str, str, str | None] | None:
+    """A module that is not the project's may come only from a namespace meant for models and data, or one the
+    project trusts; and then from an installed package, not a stray file on sys.path."""
+    modules = trusted_modules(project)
+    if not trusted(module, modules):
+        allowed = ", ".join(MODEL_AND_DATA_MODULES)
+        return (
+            "E214",
+            f"{excerpt(module)} is not a module of your project, and a spec may call an installed package only "
+            f"from a namespace meant for building models ({allowed}) or one the project trusts",
+            f"write the factory in a module of your project, or trust the package in {project.shown()}/pyproject.toml:"
+            f' [tool.specc] {TRUST_KEY} = ["{printable(top)}"]',
+        )
+    if _module_file(module, [entry for entry in sys.path if entry and Path(entry).is_dir()]) and (
+        top not in _distributions()
+    ):
+        return (
+            "E214",
+            f"{excerpt(module)} is neither a module of your project nor part of an installed package",
+            "write the factory in a module of your project",
         )
     return None
 
@@ -123,13 +186,28 @@ def _distributions() -> frozenset[str]:
     return frozenset(importlib.metadata.packages_distributions())
 
 
-def _defined_names(source: Path) -> set[str] | None:
-    """Names a module defines itself with `def`/`class` at its top level (also inside top-level if/try blocks)."""
-    from specc.read.document import MAX_BYTES, read_file
+MODULE_BYTES = 16 << 20  # a module's source: far more than any hand-written one
+
+
+def parsed_module(source: Path, root: str | os.PathLike | None = None) -> ast.Module | None:
+    """The syntax tree of a module's source file, read through the read gate (a regular file in its own directory,
+    at most MODULE_BYTES); None when it cannot be read or parsed — a nesting deep enough to exhaust the parser
+    (RecursionError, MemoryError) included."""
+    from specc.read.files import read_file
 
     try:
-        tree = ast.parse(read_file(source, limit=MAX_BYTES * 16), str(source))
-    except (OSError, SyntaxError, ValueError):
+        raw = read_file(source, MODULE_BYTES, root=source.parent if root is None else root)
+        if len(raw) > MODULE_BYTES:
+            return None
+        return ast.parse(raw, str(source))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _defined_names(source: Path, root: str | os.PathLike | None = None) -> set[str] | None:
+    """Names a module defines itself with `def`/`class` at its top level (also inside top-level if/try blocks)."""
+    tree = parsed_module(source, root)
+    if tree is None:
         return None
     names: set[str] = set()
     pending = list(tree.body)

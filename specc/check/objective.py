@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from specc.check.factories import _defined_names, _module_file, _project_dirs, refusal
+from specc.check.factories import _defined_names, _module_file, _project_dirs, parsed_module, refusal
 from specc.check.fields import Locator
 from specc.check.search_space import donors_kept
 from specc.read.document import SourceMap
@@ -192,9 +192,9 @@ def _calls_get_checkpoint(e: Experiment, project: Project) -> bool | None:
     source = _module_file(module, _project_dirs(e, project))
     if source is None or source.suffix != ".py" or name not in (_defined_names(source) or ()):
         return None
-    from specc.read.document import MAX_BYTES, read_file
-
-    tree = ast.parse(read_file(source, limit=MAX_BYTES * 16), str(source))
+    tree = parsed_module(source)
+    if tree is None:
+        return None
     function = next(
         node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == name
     )

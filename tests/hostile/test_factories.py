@@ -61,9 +61,43 @@ def test_a_module_that_links_out_of_the_project_is_refused(tmp_path):
     assert codes(custom(project, "nets:make")) == [("E023", "model.factory")]
 
 
+def trust(project: Path, *modules: str) -> None:
+    listed = ", ".join(f'"{module}"' for module in modules)
+    (project / "pyproject.toml").write_text(f"[project]\nname = 'x'\n\n[tool.specc]\ntrusted-modules = [{listed}]\n")
+
+
 def test_an_installed_package_must_define_the_name_itself(tmp_path):
+    trust(tmp_path, "yaml")
     assert codes(custom(tmp_path, "yaml:safe_load")) == []  # a function yaml/__init__.py defines
     assert codes(custom(tmp_path, "yaml:io")) == [("E214", "model.factory")]  # a module it imports
+
+
+@pytest.mark.parametrize("factory", ["yaml:unsafe_load", "yaml:safe_load", "numpy:load", "pandas:read_pickle"])
+@pytest.mark.parametrize("section", ["model", "dataset"])
+def test_an_installed_package_the_project_does_not_trust_is_no_factory(tmp_path, factory, section):
+    """Issue 53: `yaml:unsafe_load` with a `!!python/object/apply` string in its kwargs ran a shell command on
+    `specc run --smoke`, with no Python file in the project."""
+    (problem,) = api.check_file(custom(tmp_path, factory, section)).problems
+    assert (problem.code, problem.path) == ("E214", f"{section}.factory")
+    assert "trusted-modules" in problem.hint and "pyproject.toml" in problem.hint
+
+
+def test_a_namespace_for_models_needs_no_say_so(tmp_path):
+    assert codes(custom(tmp_path, "torchvision.models.resnet:resnet18")) == []
+
+
+def test_trust_is_by_namespace_not_by_prefix(tmp_path):
+    trust(tmp_path, "yaml.constructor")
+    assert codes(custom(tmp_path, "yaml:unsafe_load")) == [("E214", "model.factory")]
+    trust(tmp_path, "tor")
+    assert codes(custom(tmp_path, "torch.hub:load")) == [("E214", "model.factory")]
+
+
+def test_a_malformed_pyproject_trusts_nothing_more(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.specc\ntrusted-modules = ['yaml']\n")
+    assert codes(custom(tmp_path, "yaml:safe_load")) == [("E214", "model.factory")]
+    (tmp_path / "pyproject.toml").write_text("[tool.specc]\ntrusted-modules = {yaml = 1}\n")
+    assert codes(custom(tmp_path, "yaml:safe_load")) == [("E214", "model.factory")]
 
 
 def test_a_factory_defined_in_the_project_is_accepted(tmp_path):
@@ -75,7 +109,9 @@ def test_a_factory_defined_in_the_project_is_accepted(tmp_path):
     assert codes(custom(tmp_path, "nets.v2.layers:Block")) == []
 
 
-def test_a_module_found_nowhere_is_a_warning(tmp_path):
+def test_a_module_found_nowhere_is_a_warning_when_trusted_else_refused(tmp_path):
+    assert codes(custom(tmp_path, "not_written_yet:make")) == [("E214", "model.factory")]
+    trust(tmp_path, "not_written_yet")  # installed where it runs, not here
     assert codes(custom(tmp_path, "not_written_yet:make")) == [("W302", "model.factory")]
 
 
@@ -111,6 +147,7 @@ def test_the_compiled_script_checks_the_factory_it_loads(tmp_path):
 
 def test_a_module_in_the_shipped_working_directory_is_checked_too(tmp_path):
     """specs/ beside factories/, cluster.working_dir '..': the workers import factories.* from the shipped copy."""
+    (tmp_path / ".git").mkdir()  # the project: a working directory above it is not its code (test_shipping.py)
     (tmp_path / "specs").mkdir()
     (tmp_path / "factories").mkdir()
     (tmp_path / "factories" / "nets.py").write_text("from os import system\n\ndef make(a, b): ...\n")

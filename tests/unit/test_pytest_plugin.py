@@ -71,6 +71,8 @@ def test_smoke_runs_each_spec(project):
             "{type: mlp, hidden_sizes: [16]}", '{type: custom, factory: "nowhere:make"}'
         )
     )
+    # trusted, so that validate only warns (W302: installed where it runs, perhaps); here it is installed nowhere
+    project.path.joinpath("specs", "pyproject.toml").write_text('[tool.specc]\ntrusted-modules = ["nowhere"]\n')
     result = project.runpytest_subprocess("--specc", "specs", "--specc-smoke", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=5, failed=1)  # broken's factory module does not exist: its smoke run fails
     result.stdout.fnmatch_lines(["*specc run --smoke exited with 1*"])
