@@ -80,7 +80,9 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "E214": (
         "factory-refused",
-        "a factory that is not a function or class defined in a module of the project or of an installed package",
+        "a factory or objective that is not a function or class defined in a module of the project, or of an "
+        "installed package in a namespace for building models (`torchvision.models`, `keras.applications`) or one "
+        "the project trusts (`[tool.specc] trusted-modules` in its pyproject.toml)",
     ),
     "E220": ("batch-size-twice", "batch_size and global_batch_size both set (or neither): give exactly one"),
     "E221": (
