@@ -3,11 +3,13 @@
 What travels: the job's working directory (the spec's directory, or cluster.working_dir, less what travels.py
 leaves behind; nothing of it when the job needs nothing from there) with the compiled script at its top, so
 that the script finds the spec's directory, data paths and custom factories where `specc compile` would put
-them. The directory is not copied: a temporary directory of links to its entries, plus the script, is what Ray
-zips and uploads, with the compiled script's excludes (secrets among them) and the links shipping.py found Ray
-must not follow. `specc submit --dry-run` stops after `prepare`: it shows what would travel, contacting nothing.
-The job's runtime_env also carries the spec's runtime_env (env_vars, pip, ...); inside the job the script adds
-only what the job leaves unset.
+them; and the local paths of cluster.runtime_env (py_modules, a pip requirements file, a conda environment
+file), relative to the spec. Every one of them must lie inside the project (E023: `--root` widens it). Nothing
+is copied: shipping.py walks each, and a temporary directory holds a link to every file the walk took (plus the
+script, and copies of the requirements and environment files Ray reads here), which is what Ray zips and
+uploads: Ray then applies no pattern of the user's and opens nothing the walk did not take. `specc submit
+--dry-run` stops after `prepare`: it lists every file that would travel, contacting nothing. Inside the job the
+script adds only what the job's runtime_env leaves unset.
 
 Token auth, as Ray's own clients do: RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH (or ~/.ray/auth_token) when the
 cluster asks for one (Ray's JobSubmissionClient reads them).
@@ -23,13 +25,16 @@ import socket
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlparse
 
 from specc.compiler import travels
 from specc.compiler.fragments import runtime_env_of
 from specc.execute import shipping
+from specc.read import files
+from specc.read.project import Project
 from specc.spec import Experiment
+from specc.spec.cluster import paths_outside
 from specc.spec.errors import Problem, SpecError, UsageError
 
 TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
@@ -115,7 +120,7 @@ class Shipment:
     shipped: bool
     script: str  # the compiled script's file name at the top of the job's working directory
     source: str
-    excludes: list[str]  # what Ray leaves behind: the compiled script's patterns, the storage path, the links
+    excludes: list[str]  # the patterns the walk applied: the compiled script's, the storage path, the links
     entrypoint: str
     storage_path: str
     package: shipping.Package
@@ -136,6 +141,8 @@ def prepare(
 
     raw = getattr(experiment, "_raw", None)
     spec_file = raw.file if raw else f"{experiment.name}.yaml"
+    project = raw.project if raw else Project.of(spec_file)
+    refuse_outside(experiment, spec_file, project, raw.source if raw else None)
     root = travels.working_dir(experiment, spec_file)
     shipped = travels.needs_working_dir(experiment)  # else the job's working directory is the script alone
     storage = storage_for_job(experiment, storage_path)
@@ -143,10 +150,14 @@ def prepare(
     script = script_name(experiment, root)
     source = compile_script(experiment, os.path.join(root, script), templates)
     if shipped:
-        package = shipping.checked(root, excludes, spec_file)
+        package = shipping.measure(root, excludes, spec_file)
         excludes += package.links
     else:
         package = shipping.Package(f"{script} alone", 0, 0, [])
+    spec_dir = travels.spec_dir(spec_file)
+    parts = shipping.runtime_env_parts(experiment.cluster, spec_dir, str(project.root), excludes, spec_file)
+    package = replace(package, parts=parts)
+    shipping.refuse_oversized(package, spec_file)
     package = package.plus(script, len(source.encode("utf-8")))
     flags = ["--storage-path", storage, *(["--smoke"] if smoke else []), *(["--resume"] if resume else [])]
     flags += ["--force"] if force else []
@@ -181,14 +192,7 @@ def submit(
         "specc.spec_sha256": spec_hash(experiment),
     }
     with tempfile.TemporaryDirectory(prefix="specc-job-") as staged:
-        # Links, not copies: Ray reads through them as it zips. A top-level link Ray must not follow is not staged.
-        left = {item.path for item in job.package.left_behind}
-        for entry in sorted(os.listdir(job.root)) if job.shipped else ():
-            if entry not in left:
-                os.symlink(os.path.join(job.root, entry), os.path.join(staged, entry))
-        with open(os.path.join(staged, job.script), "w", encoding="utf-8") as out:
-            out.write(job.source)
-        runtime_env = {**runtime_env_of(experiment), "working_dir": staged, "excludes": job.excludes}
+        runtime_env = staged_runtime_env(job, runtime_env_of(experiment), staged)
         try:
             jobs.submit_job(
                 entrypoint=job.entrypoint, submission_id=identifier, runtime_env=runtime_env, metadata=metadata
@@ -198,6 +202,47 @@ def submit(
                 [Problem("E404", f"the cluster at {url} refused the job: {error}", job.spec_file)]
             ) from None
     return Submitted(identifier, url, job.entrypoint, job.storage_path, job.package)
+
+
+def refuse_outside(experiment: Experiment, spec_file: str, project: Project, source) -> None:
+    """E023, located where the spec says it, for a working directory or a runtime_env path outside the project:
+    what it names would travel to every node of the cluster."""
+    from specc.check.fields import Locator
+
+    spec_dir = travels.spec_dir(spec_file)
+    found = list(paths_outside(experiment.cluster, spec_dir, project.holds, project.shown()))
+    if not found:
+        return
+    if source is None:
+        raise SpecError([Problem(code, message, spec_file, path=".".join(map(str, where)), hint=hint)
+                         for code, message, where, hint in found])  # fmt: skip
+    at = Locator(source)
+    raise SpecError([at(code, message, where, hint) for code, message, where, hint in found])
+
+
+def staged_runtime_env(job: Shipment, runtime_env: dict, staged: str) -> dict:
+    """The job's runtime_env, its local paths pointing into `staged`: the working directory (links to what the
+    walk took, and the script), each py_modules path (links again, under its own name, as Ray packs it), and
+    copies of the requirements and conda files (read through the read gate: Ray reads them here and sends them)."""
+    working_dir = os.path.join(staged, "job")
+    shipping.stage(job.package, working_dir)
+    files.write_file(os.path.join(working_dir, job.script), job.source, within=staged)
+    runtime_env = {**runtime_env, "working_dir": working_dir}
+    modules = list(runtime_env.get("py_modules", ()))
+    for part in job.package.parts:
+        here = os.path.join(staged, *map(str, part.where[2:]))
+        if part.where[2] == "py_modules":  # a directory ships under its own name, as Ray packs it
+            target = here if part.one_file else os.path.join(here, os.path.basename(part.inside))
+            shipping.stage(part, target)
+            modules[part.where[3]] = os.path.join(target, part.origins[0][0]) if part.one_file else target
+        else:
+            copy = os.path.join(here, os.path.basename(part.root))
+            text = files.read_file(part.origins[0][1], shipping.MAX_SENT_BYTES, root=part.inside)
+            files.write_file(copy, text, within=staged)
+            runtime_env[part.where[2]] = copy
+    if modules:
+        runtime_env["py_modules"] = modules
+    return runtime_env
 
 
 # -- following a job -------------------------------------------------------------------------------------------

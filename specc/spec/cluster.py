@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable, Iterator
+from pathlib import PurePosixPath
 from typing import Annotated, Any, Union
+from urllib.parse import urlparse
 
 from pydantic import AfterValidator, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
@@ -78,13 +82,21 @@ class RuntimeEnv(Section):
 
     env_vars: dict[Identifier, str] = describe("Environment variables on every worker; values are strings.", {})
     pip: PipRequirements | None = describe(
-        "pip requirements installed on every node: a list, a requirements file, or {packages: [...]}.", None
+        "pip requirements installed on every node: a list, a requirements file (relative to the spec, inside the "
+        "project), or {packages: [...]}.",
+        None,
     )
     uv: list[NonEmptyStr] | None = describe("Requirements installed with uv on every node.", None)
     conda: NonEmptyStr | dict[str, Any] | None = describe(
-        "A conda environment name or an environment.yml mapping.", None
+        "A conda environment name, an environment.yml mapping, or an environment .yml/.yaml file (relative to the "
+        "spec, inside the project).",
+        None,
     )
-    py_modules: list[NonEmptyStr] | None = describe("Local modules or wheels shipped to every node.", None)
+    py_modules: list[NonEmptyStr] | None = describe(
+        "Modules shipped to every node: URIs, or local directories, .py files or wheels (relative to the spec, "
+        "inside the project).",
+        None,
+    )
     image_uri: NonEmptyStr | None = describe("Container image the workers run in.", None)
     config: RuntimeEnvConfig | None = describe("Runtime environment set-up options.", None)
 
@@ -112,3 +124,44 @@ class Cluster(Section):
         None,
     )
     init_timeout_s: PositiveInt = describe("Seconds to wait when connecting to the cluster.", 60)
+
+
+# -- local paths: what the machine that submits reads or uploads -------------------------------------------------
+
+
+def local_paths(cluster: Cluster) -> Iterator[tuple[tuple, str, str]]:
+    """(key path, path as written, what it is) for every local path of `cluster` that Ray reads or uploads from the
+    machine that starts the job (ray/_private/runtime_env/validation.py, py_modules.py, working_dir.py):
+    `working_dir`; `runtime_env.pip` as a string (a requirements file, read and sent as its lines); `conda` as a
+    string ending in .yml/.yaml (an environment file, read and sent); each `py_modules` entry that is not a URI (a
+    directory, a .py file or a wheel, uploaded). A conda name or an absolute conda directory, pip and uv lists and
+    `local://` URIs name things on the nodes and are not listed."""
+    if cluster.working_dir:
+        yield ("cluster", "working_dir"), cluster.working_dir, "the working directory"
+    env = cluster.runtime_env
+    if isinstance(env.pip, str):
+        yield ("cluster", "runtime_env", "pip"), env.pip, "the requirements file"
+    if isinstance(env.conda, str) and PurePosixPath(env.conda).suffix in (".yaml", ".yml"):
+        yield ("cluster", "runtime_env", "conda"), env.conda, "the conda environment file"
+    for index, module in enumerate(env.py_modules or ()):
+        if not urlparse(module).scheme:  # Ray's is_path
+            yield ("cluster", "runtime_env", "py_modules", index), module, "the module"
+
+
+def paths_outside(
+    cluster: Cluster, spec_dir: str, holds: Callable[[str], bool], root: str
+) -> Iterator[tuple[str, str, tuple, str]]:
+    """(code, message, key path, hint) for each local path of `cluster` (relative to `spec_dir`) that does not lie
+    inside the project: `holds(path)` says whether it does, symbolic links followed; `root` is the project root as
+    the user sees it. What a job ships or sends reaches every node of a cluster others may share: a path above
+    the project (`py_modules: [../other]`, `pip: ../.env`, `working_dir: ../..`) would carry what is there."""
+    for where, path, what in local_paths(cluster):
+        full = os.path.normpath(os.path.join(spec_dir, path))
+        if not holds(full):
+            yield (
+                "E023",
+                f"{what} {path} ({full}) lies outside the project {root}: it would travel to every node of the cluster",
+                where,
+                f"a path inside {root}, relative to the spec; or widen the project with --root DIR if it is meant "
+                "to be part of it",
+            )

@@ -25,6 +25,7 @@ model: {type: custom, factory: "models:make"}
 dataset: {type: digits}
 training: {epochs: 1}
 """
+MODELS = "def make(*args, **kwargs):\n    return None\n"  # the factory SPEC names, a module of the project
 NEVER = [*travels.ALWAYS_EXCLUDED, *travels.SECRETS]  # what no spec ships (but SECRETS that cluster.include names)
 
 
@@ -44,6 +45,7 @@ def project(tmp_path, monkeypatch):
     monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR", raising=False)
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC + "cluster: {runtime_env: {env_vars: {A: spec, B: b}}}\n", encoding="utf-8")
+    (tmp_path / "models.py").write_text(MODELS, encoding="utf-8")
     return spec
 
 
@@ -111,6 +113,7 @@ def test_cluster_working_dir_above_the_spec(tmp_path):
     (tmp_path / "specs").mkdir()
     spec = tmp_path / "specs" / "spec.yaml"
     spec.write_text(SPEC + 'cluster: {working_dir: ".."}\n', encoding="utf-8")
+    (tmp_path / "specs" / "models.py").write_text(MODELS, encoding="utf-8")
     experiment = api.load(spec)
     assert travels.working_dir(experiment, str(spec)) == str(tmp_path)
     assert travels.spec_dir_in_working_dir(experiment, str(spec)) == "specs"
@@ -144,9 +147,10 @@ def test_measure_walks_the_directory_as_ray_zips_it(tmp_path):
 
     package = shipping.measure(str(tmp_path), [*travels.ALWAYS_EXCLUDED, "/runs"])
 
-    assert package.files == 3  # models.py, data/rows.csv, .gitignore
-    assert package.size == 6 + 4000 + 6
+    assert package.files == 2  # models.py, data/rows.csv; .gitignore is applied here, and Ray need not read it
+    assert package.size == 6 + 4000
     assert package.largest[0] == ("data", 4000)
+    assert [item.path for item in package.left_behind] == [".git", ".gitignore", "runs", "scratch.tmp"]
 
 
 def test_a_working_directory_larger_than_ray_uploads_is_refused_with_what_fills_it(tmp_path, monkeypatch):
@@ -240,6 +244,7 @@ def test_a_shipped_project_without_a_runtime_env_sends_only_its_working_director
     monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR", raising=False)
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC, encoding="utf-8")
+    (tmp_path / "models.py").write_text(MODELS, encoding="utf-8")
     module = script(spec)
     assert not hasattr(module, "RUNTIME_ENV")
     assert module.job_runtime_env(None, str(tmp_path / "runs")) == {}  # a local Ray: nothing to send
@@ -310,3 +315,32 @@ def test_the_warning_names_what_stays_behind_unasked_in_one_line(tmp_path):
     assert str(warning).startswith("spec.yaml: warning[W303]: cluster.include: not shipped with the job: key0.pem")
     assert ".git" not in warning.message and warning.message.endswith("; and 2 more") and "\n" not in str(warning)
     assert shipping.left_behind_warning(shipping.Package("p", 0, 0, []), "spec.yaml") is None
+
+
+def test_the_local_paths_of_cluster_are_those_ray_reads_or_uploads_from_here():
+    from specc.spec.cluster import Cluster, local_paths, paths_outside
+
+    cluster = Cluster.model_validate(
+        {
+            "working_dir": "..",
+            "runtime_env": {
+                "pip": "reqs/base.txt",
+                "conda": "env.yml",
+                "py_modules": ["pkg", "s3://bucket/mod.zip", "local:///opt/mod", "tool.py"],
+            },
+        }
+    )
+    found = [(".".join(map(str, where)), path) for where, path, _ in local_paths(cluster)]
+    assert found == [
+        ("cluster.working_dir", ".."),
+        ("cluster.runtime_env.pip", "reqs/base.txt"),
+        ("cluster.runtime_env.conda", "env.yml"),
+        ("cluster.runtime_env.py_modules.0", "pkg"),
+        ("cluster.runtime_env.py_modules.3", "tool.py"),
+    ]
+    named = Cluster.model_validate({"runtime_env": {"conda": "my-env", "pip": ["numpy"], "py_modules": ["gs://b/m"]}})
+    assert list(local_paths(named)) == []  # a conda name, a pip list and URIs name nothing of this machine
+
+    outside = list(paths_outside(cluster, "/p/specs", lambda path: path.startswith("/p/specs/"), "/p/specs"))
+    assert [(code, where) for code, _, where, _ in outside] == [("E023", ("cluster", "working_dir"))]
+    assert "--root" in outside[0][3]
