@@ -128,6 +128,16 @@ CODES: dict[str, tuple[str, str]] = {
         "a scheduler (asha, hyperband, median_stopping, pbt, pb2) or stop.plateau.metric_threshold beside several "
         "objectives: it ranks trials by one metric in one direction",
     ),
+    "E240": (
+        "past-what-ray-runs",
+        "a number past what Ray can run: an integer past int64, a distribution whose sampling overflows a float (a q "
+        "too fine for its bounds), a resource past what a Ray node can have, more trials than int64 counts",
+    ),
+    "E241": (
+        "scheduler-too-fine",
+        "an ASHA or HyperBand reduction_factor so close to 1 (or so many ASHA brackets) that the scheduler would keep "
+        "more than 1,000 rungs (ASHA's over all its brackets, HyperBand's over a band) or ASHA more than 1,000 brackets",
+    ),
     # E4xx: running
     "E401": (
         "run-refused",

@@ -45,3 +45,20 @@ def ambiguous(text: str) -> tuple[str, str] | None:
 def needs_quotes(text: str) -> bool:
     """Whether the string `text`, written plain, would not read back as that string in a spec."""
     return bool(FLOAT_12.match(text)) or ambiguous(text) is not None
+
+
+# -- numbers Ray can run -------------------------------------------------------------------------------------------
+# Ray Tune samples with numpy and counts trials, epochs and results in int64; Python's own int has no bound. A
+# number past these is refused (E240) before any stage computes with it.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+MAX_RESOURCE = 100e12  # ray_constants.MAX_RESOURCE_QUANTITY: the most of a resource a Ray node can have
+
+
+def past_int64(value) -> bool:
+    """Whether `value` is an integer (not a bool) that int64 cannot hold."""
+    return isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= INT64_MAX
+
+
+def finite(value: float) -> bool:
+    """Whether a float result is a number (not inf or nan): float arithmetic overflows to inf, it does not raise."""
+    return value - value == 0

@@ -9,12 +9,14 @@ the distribution can produce.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Annotated, Any, ClassVar, Union
 
 from pydantic import Discriminator, Field, Tag, model_validator
 from pydantic_core import PydanticCustomError
 
 from specc.spec.base import Section, describe
+from specc.spec.scalars import finite
 
 FloatPair = Annotated[list[float], Field(min_length=2, max_length=2)]
 FloatTriple = Annotated[list[float], Field(min_length=3, max_length=3)]
@@ -53,12 +55,38 @@ class Distribution(Section):
     def probes(self) -> list:
         """Values this distribution can produce that are most likely to break a field's constraints."""
         lo, hi = self.args[0], self.args[1]
-        inside = lo + (hi - lo) * 0.371
+        inside = lo + (hi - lo) * 0.371 if finite(hi - lo) else lo / 2 + hi / 2
         return [lo, inside, math.nextafter(hi, lo)]
+
+    def past_ray(self) -> tuple[int, str, str] | None:
+        """(which argument, what, what to write) when sampling this distribution as Ray does (with numpy, in floats)
+        would overflow: the check stage reports it (E240) before anything computes with it. Integers past int64 are
+        the spec-wide check's; these are the float results of the arguments."""
+        lo, hi = self.args[0], self.args[1]
+        if self.ranged and not self.log and not finite(hi - lo):
+            return (
+                1,
+                f"the range from {lo} to {hi} is wider than a float holds: numpy cannot sample it",
+                "closer bounds",
+            )
+        return None
 
 
 def _on_grid(bound: float, q: float) -> bool:
-    return math.isclose(bound / q, round(bound / q))
+    """Whether `bound` is a multiple of q, as Ray's Quantized._grid_index decides it; True when bound / q is past a
+    float (the check stage refuses that q, E240)."""
+    ratio = bound / q
+    return not finite(ratio) or math.isclose(ratio, round(ratio))
+
+
+def _too_fine(values: list[float], q: float) -> tuple[int, str, str] | None:
+    """A q so small that a value / q, which Ray computes to round to a multiple of q, is past a float."""
+    for value in values:
+        if not finite(value / q):
+            least = f"{abs(value) / sys.float_info.max:.3g}"
+            message = f"q {q} is too fine for {value}: {value} / q, which Ray computes to round it, is past a float"
+            return 2, message, f"a q of at least {least}"
+    return None
 
 
 class QuantizedFloat(Distribution):
@@ -76,8 +104,11 @@ class QuantizedFloat(Distribution):
 
     def probes(self) -> list:
         lo, hi, q = self.args
-        inside = round((lo + (hi - lo) * 0.371) / q) * q
-        return [lo, inside, hi]
+        inside = super().probes()[1]
+        return [lo, round(inside / q) * q if finite(inside / q) else inside, hi]
+
+    def past_ray(self) -> tuple[int, str, str] | None:
+        return super().past_ray() or _too_fine(self.args[:2], self.args[2])
 
 
 class Uniform(Distribution):
@@ -125,8 +156,8 @@ class QRandInt(Distribution):
         return self
 
     def probes(self) -> list:
-        lo, hi, q = self.args
-        first, last = math.ceil(lo / q) * q, math.floor(hi / q) * q
+        lo, hi, q = self.args  # exact integer arithmetic: no float holds a bound of 321 digits
+        first, last = -(-lo // q) * q, hi // q * q
         if q == 1:
             last = hi - 1
         return [first, last] if first <= last else []
@@ -154,8 +185,17 @@ class Normal(Distribution):
         mean, sd = self.args[0], self.args[1]
         values = [mean - SPREAD * sd, mean + 0.371 * sd, mean + SPREAD * sd]
         if self.quantized:
-            values = [round(value / self.args[2]) * self.args[2] for value in values]
+            q = self.args[2]
+            values = [round(value / q) * q if finite(value / q) else value for value in values]
         return values
+
+    def past_ray(self) -> tuple[int, str, str] | None:
+        mean, sd = self.args[0], self.args[1]
+        widest = abs(mean) + SPREAD * sd
+        if not finite(widest):
+            message = f"mean {mean} and sd {sd} reach past a float within {SPREAD:g} sd: numpy samples inf"
+            return 1, message, "a smaller mean or sd"
+        return _too_fine([widest], self.args[2]) if self.quantized else None
 
 
 class RandN(Normal):
@@ -174,6 +214,9 @@ class Values(Distribution):
 
     def probes(self) -> list:
         return list(self.args)
+
+    def past_ray(self) -> None:
+        return None  # its values are checked where they stand (ints past int64 spec-wide)
 
 
 class Choice(Values):
