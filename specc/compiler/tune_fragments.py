@@ -285,16 +285,18 @@ def _point(point: dict, e) -> dict:
 
 def rungs(plan: Plan) -> list[int]:
     """The epochs (training iterations) at which an ASHA or HyperBand scheduler compares trials, every bracket's;
-    the search's progress lines show the reports made there."""
+    the search's progress lines show the reports made there. HyperBand's bands repeat: the brackets of the first
+    one (at most RUNGS_AT_MOST, E241) hold every epoch, however many trials fill the bands after it."""
     from specc.plan.sampling import trial_count
-    from specc.plan.trials import asha_rungs, hyperband_brackets
+    from specc.plan.trials import asha_rungs, hyperband_band, hyperband_brackets
 
     scheduler = plan.experiment.scheduler
     if scheduler is None or scheduler.type not in ("asha", "hyperband"):
         return []
     if scheduler.type == "asha":
         return sorted({int(epoch) for bracket in asha_rungs(scheduler) for epoch in bracket})
-    brackets = hyperband_brackets(scheduler, trial_count(plan.experiment.tune))
+    band = len(hyperband_band(scheduler).brackets)
+    brackets = hyperband_brackets(scheduler, trial_count(plan.experiment.tune), limit=band)
     return sorted({rung["epoch"] for bracket in brackets for rung in bracket["rungs"]})
 
 

@@ -9,6 +9,8 @@ from typing import Any
 
 from specc.read.terminal import one_line
 
+LISTED = 20  # the most brackets, rungs or epochs a line lists (specc.plan.trials.LISTED: the report lists no more)
+
 
 def format_plan(report: dict) -> str:
     """The plan as a short aligned report (what `specc plan` prints)."""
@@ -99,20 +101,23 @@ def _scheduler_lines(report: dict) -> list[str]:
     if kind == "asha":
         rf = _num(s["reduction_factor"])
         head = f"asha (max_t {s['max_t']}, grace_period {s['grace_period']}, reduction_factor {rf})"
-        rungs = [", ".join(_num(m) for m in b) or "none" for b in s["brackets"]]
+        rungs = [_listed([_num(m) for m in b], LISTED) or "none" for b in s["brackets"]]
         if len(rungs) == 1:
             return [f"{head}: rungs at {unit}s {rungs[0]}"]
-        return [head, *(f"bracket {i} rungs at {unit}s {r}" for i, r in enumerate(rungs))]
+        lines = [f"bracket {i} rungs at {unit}s {r}" for i, r in enumerate(rungs[:LISTED])]
+        return [head, *lines, *_more(len(rungs) - LISTED, "bracket")]
     if kind == "hyperband":
         head = f"hyperband (max_t {s['max_t']}, reduction_factor {_num(s['reduction_factor'])}), brackets as filled:"
-        return [head, *(_hyperband_line(b, unit) for b in s["brackets"])]
+        more = _more(s.get("bracket_count", len(s["brackets"])) - len(s["brackets"]), "bracket")
+        return [head, *(_hyperband_line(b, unit) for b in s["brackets"]), *more]
     if kind == "median_stopping":
         action = "stops" if s["hard_stop"] else "pauses"
         return [
             f"median_stopping: from {unit} {s['grace_period']}, once {s['min_samples_required']} other trials have "
             f"results, a trial below their median {action}"
         ]
-    epochs_list = ", ".join(str(e) for e in s["perturbation_epochs"]) or "none"
+    count = s.get("perturbation_count", len(s["perturbation_epochs"]))
+    epochs_list = _listed([str(e) for e in s["perturbation_epochs"]], count) or "none"
     share = f"{s['quantile_fraction']:.0%}"
     lines = [f"{kind}: exploit/explore at {unit}s {epochs_list} (the bottom {share} copy the top {share})"]
     return lines + [_clip_line(clip) for clip in s.get("keep_in_bounds", [])]
@@ -124,8 +129,19 @@ def _clip_line(clip: dict) -> str:
     return f"keep_in_bounds after each perturbation: {clip['path']} ({clip['why']})"
 
 
+def _listed(items: list[str], count: int) -> str:
+    """At most LISTED items, then how many more of `count` there are."""
+    shown = ", ".join(items[:LISTED])
+    return f"{shown} and {count - LISTED} more" if count > LISTED else shown
+
+
+def _more(count: int, noun: str) -> list[str]:
+    return [f"... and {count} more {noun}{'s' * (count != 1)}"] if count > 0 else []
+
+
 def _hyperband_line(bracket: dict, unit: str = "epoch") -> str:
-    rungs = ", ".join(f"{r['trials']} to {unit} {r['epoch']}" for r in bracket["rungs"])
+    steps = [f"{r['trials']} to {unit} {r['epoch']}" for r in bracket["rungs"]]
+    rungs = _listed(steps, len(steps))
     where = f"band {bracket['band']} bracket {bracket['bracket']}"
     return f"{where}: {bracket['trials']} of {bracket['size']} trials; {rungs}"
 
@@ -217,7 +233,9 @@ def _amounts(resources: dict[str, float]) -> str:
 
 
 def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+    if isinstance(value, int):
+        return str(value)
+    return str(int(value)) if value.is_integer() else f"{value:g}"
 
 
 def _count(n: int, noun: str) -> str:

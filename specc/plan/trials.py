@@ -9,11 +9,13 @@ numpy is imported only for the formulas Ray computes with numpy.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import math
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from specc.check.search_space import pbt_clips
@@ -21,11 +23,13 @@ from specc.plan.sampling import NotReproducible, grid_sizes, sample_configs, tri
 from specc.plan.shape import TRIAL_DRIVER_CPU, shape_of
 from specc.spec import Experiment
 from specc.spec.dataset import FILE_TYPES
+from specc.spec.scheduler import RUNGS_AT_MOST
 from specc.spec.stop import parse_condition
 
 CHECKED = ("CPU", "GPU")  # what a plan can count on this machine; other resources are reported, not checked
 UNITS = 10_000  # Ray accounts resources in 1/10,000ths: 0.1 + 2 x 1 CPU fits 2.1 CPUs exactly
 LOCAL_ADDRESSES = (None, "local")  # addresses at which the run starts its own Ray on this machine
+LISTED = 20  # the most brackets, rungs or perturbation epochs a plan lists; their counts are beside them
 
 
 def plan_report(experiment: Experiment, configs: int = 5, machine: dict[str, float] | None = None) -> dict:
@@ -201,6 +205,8 @@ def _times(available: float, need: float) -> int:
 
 
 def scheduler_plan(experiment: Experiment, trials: int) -> dict:
+    """The scheduler's brackets and rungs (lists of at most LISTED brackets, each bracket's count beside them), or
+    the epochs PBT perturbs at (the first LISTED, and how many)."""
     scheduler = experiment.scheduler
     kind = "fifo" if scheduler is None or experiment.tune is None else scheduler.type
     plan = {"type": kind}
@@ -210,75 +216,158 @@ def scheduler_plan(experiment: Experiment, trials: int) -> dict:
     elif kind == "hyperband":
         plan |= {"max_t": scheduler.max_t, "reduction_factor": scheduler.reduction_factor}
         plan |= {"stop_last_trials": scheduler.stop_last_trials, "brackets": hyperband_brackets(scheduler, trials)}
+        plan["bracket_count"] = hyperband_fill(scheduler, trials).brackets
     elif kind == "median_stopping":
         plan |= scheduler.model_dump(include={"grace_period", "min_samples_required", "hard_stop"})
     elif kind in ("pbt", "pb2"):
-        burn_in = getattr(scheduler, "burn_in_period", 0)
-        plan |= scheduler.model_dump(include={"perturbation_interval", "quantile_fraction", "synch"})
-        plan |= {"burn_in_period": burn_in}
-        plan["perturbation_epochs"] = perturbation_epochs(
-            scheduler.perturbation_interval, burn_in, steps_per_trial(experiment) or 0
-        )
-        # the bounds the script's keep_in_bounds holds perturbed values inside (pbt only: pb2 explores within bounds)
-        clips = pbt_clips(experiment)
-        plan["keep_in_bounds"] = [{"path": c.path, "low": c.low, "high": c.high, "why": c.why} for c in clips]
+        plan |= _population_plan(experiment, scheduler)
+    return plan
+
+
+def _population_plan(experiment: Experiment, scheduler) -> dict:
+    burn_in = getattr(scheduler, "burn_in_period", 0)
+    plan = scheduler.model_dump(include={"perturbation_interval", "quantile_fraction", "synch"})
+    plan["burn_in_period"] = burn_in
+    epochs = steps_per_trial(experiment) or 0
+    plan["perturbation_epochs"] = perturbation_epochs(scheduler.perturbation_interval, burn_in, epochs, LISTED)
+    plan["perturbation_count"] = perturbation_count(scheduler.perturbation_interval, burn_in, epochs)
+    # the bounds the script's keep_in_bounds holds perturbed values inside (pbt only: pb2 explores within bounds)
+    clips = pbt_clips(experiment)
+    plan["keep_in_bounds"] = [{"path": c.path, "low": c.low, "high": c.high, "why": c.why} for c in clips]
     return plan
 
 
 def asha_rungs(asha) -> list[list[float | int]]:
     """Each bracket's milestones (epochs at which a trial is compared with the others), ascending, computed as
-    ASHAScheduler's _Bracket does (which keeps them descending)."""
+    ASHAScheduler's _Bracket does (which keeps them descending). At most RUNGS_AT_MOST brackets and rungs a bracket
+    (the check stage refuses more, E241)."""
     import numpy as np
 
     brackets = []
-    for s in range(asha.brackets):
+    for s in range(min(asha.brackets, RUNGS_AT_MOST)):
         count = int(np.log(asha.max_t / asha.grace_period) / np.log(asha.reduction_factor) - s + 1)
+        count = min(count, RUNGS_AT_MOST)
         brackets.append([_number(asha.grace_period * asha.reduction_factor ** (k + s)) for k in range(count)])
     return brackets
 
 
-def hyperband_brackets(hyperband, trials: int) -> list[dict]:
-    """The brackets HyperBandScheduler fills with `trials` trials, in the order it fills them, each with its rungs:
-    how many trials run up to which epoch (survivors of each halving)."""
+@dataclass(frozen=True)
+class Band:
+    """One HyperBand band: the brackets HyperBandScheduler opens one after the other, (s, size, first rung's epoch)
+    each, leaving out those whose first rung would be epoch 0 (Ray skips them). Every band is the same."""
+
+    hyperband: object
+    brackets: tuple[tuple[int, int, int], ...]
+
+    @property
+    def size(self) -> int:
+        return sum(size for _s, size, _r0 in self.brackets)
+
+    def rungs(self, index: int, live: int) -> list[dict]:
+        """Bracket `index`'s rungs with `live` of its trials."""
+        s, size, r0 = self.brackets[index]
+        hb = self.hyperband
+        return _halvings(size, live, r0, s, hb.reduction_factor, hb.max_t)
+
+
+def hyperband_band(hyperband) -> Band:
+    """HyperBandScheduler's s_max_1, _get_n0 and _get_r0 for each s of a band (at most RUNGS_AT_MOST: E241)."""
     import numpy as np
 
     eta, max_t = hyperband.reduction_factor, hyperband.max_t
-    s_max_1 = int(np.round(np.log(max_t) / np.log(eta))) + 1
-    brackets, band, s, left = [], 0, 0, trials
-    while left > 0:
-        if s == s_max_1:
-            band, s = band + 1, 0
+    s_max_1 = min(int(np.round(np.log(max_t) / np.log(eta))) + 1, RUNGS_AT_MOST)
+    brackets = []
+    for s in range(s_max_1):
         r0 = int(max_t * eta ** (-s))
         if r0 > 0:
-            size = int(np.ceil(s_max_1 / (s + 1) * eta**s))
-            rungs = _halvings(size, min(left, size), r0, s, eta, max_t)
-            brackets.append({"band": band, "bracket": s, "trials": min(left, size), "size": size, "rungs": rungs})
-            left -= min(left, size)
-        s += 1
-    return brackets
+            brackets.append((s, int(np.ceil(s_max_1 / (s + 1) * eta**s)), r0))
+    return Band(hyperband, tuple(brackets))
+
+
+def _filled(band: Band, trials: int) -> Iterator[dict]:
+    """The brackets `trials` trials fill, in the order HyperBandScheduler fills them: band after band."""
+    left, number = trials, 0
+    while left > 0 and band.brackets:
+        for index, (s, size, _r0) in enumerate(band.brackets):
+            live = min(left, size)
+            yield {"band": number, "bracket": s, "trials": live, "size": size, "rungs": band.rungs(index, live)}
+            left -= live
+            if left <= 0:
+                return
+        number += 1
+
+
+def hyperband_brackets(hyperband, trials: int, limit: int = LISTED) -> list[dict]:
+    """The first `limit` brackets HyperBandScheduler fills with `trials` trials, in the order it fills them, each
+    with its rungs: how many trials run up to which epoch (survivors of each halving)."""
+    return list(itertools.islice(_filled(hyperband_band(hyperband), trials), limit))
+
+
+@dataclass(frozen=True)
+class Fill:
+    """How `trials` trials fill HyperBand's bands, counted in closed form: whole bands, then part of one."""
+
+    band: Band
+    whole_bands: int
+    rest: int  # trials in the last, partly filled band
+
+    @property
+    def last_brackets(self) -> int:
+        """Brackets the `rest` trials open in the last band."""
+        opened, held = 0, 0
+        while held < self.rest:
+            held += self.band.brackets[opened][1]
+            opened += 1
+        return opened
+
+    @property
+    def brackets(self) -> int:
+        return self.whole_bands * len(self.band.brackets) + self.last_brackets
+
+
+def hyperband_fill(hyperband, trials: int) -> Fill:
+    band = hyperband_band(hyperband)
+    whole, rest = divmod(trials, band.size) if band.size else (0, 0)
+    return Fill(band, whole, rest)
+
+
+def hyperband_epochs(hyperband, trials: int, epochs: int, run_on_to: int | None) -> int:
+    """The epochs the brackets train, trials x epochs between rungs, summed in closed form: a whole band's times
+    the whole bands, plus the last band's brackets as far as its trials fill them."""
+    fill = hyperband_fill(hyperband, trials)
+    band = fill.band
+
+    def trained(index: int, live: int) -> int:
+        return _bracket_epochs(_within(band.rungs(index, live), epochs), run_on_to)
+
+    whole = sum(trained(index, size) for index, (_s, size, _r0) in enumerate(band.brackets)) if fill.whole_bands else 0
+    total, left = whole * fill.whole_bands, fill.rest
+    for index in range(fill.last_brackets):
+        live = min(left, band.brackets[index][1])
+        total, left = total + trained(index, live), left - live
+    return total
 
 
 def _halvings(size: int, live: int, r: int, s: int, eta: float, max_t: int) -> list[dict]:
     """_Bracket.successive_halving, s times: keep the best ceil(n / eta) (of the bracket's size), run eta x longer."""
-    import numpy as np
-
     rungs, n = [{"epoch": r, "trials": live}], size
     for _ in range(s):
-        n = int(np.ceil(n / eta))
+        n = math.ceil(n / eta)  # int(np.ceil(n / eta)) in Ray: the same for every finite float
         r = int(min(r * eta, max_t))
         live = min(live, n)
         rungs.append({"epoch": r, "trials": live})
     return rungs
 
 
-def perturbation_epochs(interval: int, burn_in: int, epochs: int) -> list[int]:
-    """Epochs at which PBT/PB2 exploit and explore: from burn_in on, every `interval` epochs after the last one."""
-    last, found = 0, []
-    for epoch in range(1, epochs + 1):
-        if epoch >= burn_in and epoch - last >= interval:
-            found.append(epoch)
-            last = epoch
-    return found
+def perturbation_epochs(interval: int, burn_in: int, epochs: int, limit: int | None = None) -> list[int]:
+    """Epochs at which PBT/PB2 exploit and explore: from burn_in on, every `interval` epochs after the last one
+    (the first of them at max(interval, burn_in)); the first `limit` of them."""
+    found = range(max(interval, burn_in), epochs + 1, interval)
+    return list(found if limit is None else found[:limit])
+
+
+def perturbation_count(interval: int, burn_in: int, epochs: int) -> int:
+    return len(range(max(interval, burn_in), epochs + 1, interval))
 
 
 # -- budget --------------------------------------------------------------------------------------------------------
@@ -304,8 +393,7 @@ def budget(experiment: Experiment, trials: int, scheduler: dict) -> dict:
         out["asha_expected_worker_epochs"] = round(trials * _asha_expected_epochs(scheduler, epochs) * workers)
     elif scheduler["type"] == "hyperband":
         last = epochs if not scheduler["stop_last_trials"] else None
-        per_bracket = [_bracket_epochs(_within(bracket["rungs"], epochs), last) for bracket in scheduler["brackets"]]
-        out["hyperband_worker_epochs"] = sum(per_bracket) * workers
+        out["hyperband_worker_epochs"] = hyperband_epochs(experiment.scheduler, trials, epochs, last) * workers
     stop = experiment.stop if experiment.tune is not None else None
     out["time_budget_s"] = stop.time_budget_s if stop is not None else None
     if stop is not None and stop.all_when:
