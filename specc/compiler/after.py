@@ -22,9 +22,9 @@ from specc.compiler.resolve import plan as make_plan
 from specc.spec import Experiment
 
 # What the after-training templates use beyond the training script's imports (pruned below when unused)
-AFTER_MODULES = ("argparse", "json", "logging", "math", "os", "warnings")
+AFTER_MODULES = ("argparse", "json", "logging", "math", "os", "pickle", "warnings")
 EXPORT_MODULES = ("shutil", "tempfile", "warnings")
-PREDICT_MODULES = ("argparse", "functools", "io", "json", "logging", "os", "tempfile", "time", "warnings")
+PREDICT_MODULES = ("argparse", "functools", "io", "json", "logging", "os", "pickle", "tempfile", "time", "warnings")
 PREDICT_THIRD = ("PIL.Image", "numpy as np", "pyarrow", "pyarrow.compute", "pyarrow.csv", "pyarrow.fs")
 PREDICT_THIRD += ("pyarrow.parquet", "ray", "ray.data")
 

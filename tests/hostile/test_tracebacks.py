@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from specc.cli import main
 from specc.results.pareto import pareto_front
 from specc.results.run_dir import format_text, read_run
 
@@ -115,3 +116,81 @@ def test_results_and_report_take_time_linear_in_the_rows(tmp_path):
 
     small, large = work(front_run(tmp_path / "small", 500)), work(front_run(tmp_path / "large", 2000))
     assert large <= 6 * small, (small, large)  # measured in one run: 4x the rows, a generous bound
+
+
+# Class 5: a checkpoint that weights-only loading refuses is a problem naming the file
+
+
+class Gadget:
+    """What a stranger's state.pt may pickle instead of weights: loading it by pickle would run code."""
+
+    def __reduce__(self):
+        return (print, ("a stranger's code ran",))
+
+
+def planted_state(checkpoint: Path) -> Path:
+    import torch
+
+    path = checkpoint / "state.pt"
+    torch.save({"model": Gadget(), "epoch": 0}, path)
+    return path
+
+
+@pytest.mark.parametrize("command", [["evaluate"], ["export", "--format", "torchscript", "-o", "model.pt"]])
+def test_a_pickled_state_pt_is_one_line_naming_it(tmp_path, capsys, command):
+    pytest.importorskip("torch")
+    from tests.unit.results.test_evaluate import write_run
+
+    run_dir = write_run(tmp_path)
+    state = planted_state(run_dir / "checkpoint_000000")
+    arguments = [str(tmp_path / name) if name == "model.pt" else name for name in command[1:]]
+    code = main([command[0], str(run_dir), *arguments, "--root", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 2, err
+    assert "a stranger's code ran" not in out + err and "Traceback" not in err
+    assert (
+        f"{state}: weights-only loading refuses it: it holds pickled Python objects" in err
+        and len(err.strip().splitlines()) == 1
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b"not a zip", "weights-only loading refuses it"),
+        (b"PK\x03\x04 cut short", "not a torch checkpoint that can be read"),
+        ({"epoch": 0}, "holds no model weights"),
+        ({"model": {"0.weight": [1.0]}}, "its weights do not fit the spec's model"),
+    ],
+)
+def test_a_state_pt_that_is_not_the_models_weights_is_said(tmp_path, capsys, content, said):
+    torch = pytest.importorskip("torch")
+    from tests.unit.results.test_evaluate import write_run
+
+    run_dir = write_run(tmp_path)
+    state = run_dir / "checkpoint_000000" / "state.pt"
+    if isinstance(content, bytes):
+        state.write_bytes(content)
+    else:
+        torch.save(content, state)
+    assert main(["evaluate", str(run_dir), "--root", str(tmp_path)]) == 2
+    assert f"{state}: {said}" in capsys.readouterr().err
+
+
+def test_predict_refuses_a_pickled_state_pt_before_ray_starts(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("pyarrow")
+    import sys
+
+    from tests.unit.compiler.test_predict import FITTED, ROOT, compiled, imported
+
+    module = imported(compiled(ROOT / "specs/customers_csv.yaml"), tmp_path / "predict.py", "predict_planted")
+    checkpoint = tmp_path / "checkpoint_000000"
+    checkpoint.mkdir()
+    (checkpoint / "preprocessing.json").write_text(json.dumps(FITTED), encoding="utf-8")
+    state = planted_state(checkpoint)
+    (tmp_path / "rows.csv").write_text("age,fee,flat,plan,region\n30,20,3,basic,north\n", encoding="utf-8")
+    ray_was_up = "ray" in sys.modules and sys.modules["ray"].is_initialized()
+    with pytest.raises(module.PredictProblem, match=f"^{state}: weights-only loading refuses it"):
+        module.predict(str(checkpoint), str(tmp_path / "rows.csv"), str(tmp_path / "out.csv"))
+    assert ("ray" in sys.modules and sys.modules["ray"].is_initialized()) == ray_was_up

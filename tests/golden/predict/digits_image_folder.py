@@ -16,6 +16,7 @@ import io
 import json
 import logging
 import os
+import pickle
 import tempfile
 import time
 import warnings
@@ -117,6 +118,29 @@ SHAPES = {
 }
 
 
+def restored(model, state_file, path, device):
+    """`model` holding the weights of the checkpoint's state.pt (`state_file`: its path, or its bytes as a file), read
+    as weights only: nothing the file holds runs. A run directory may come from anyone: a file that weights-only
+    loading refuses, that is not a torch checkpoint, or whose weights are another model's is a problem naming it."""
+    try:
+        state = torch.load(state_file, map_location=device, weights_only=True)
+    except pickle.UnpicklingError:  # pickled objects besides tensors, or no torch file at all
+        raise PredictProblem(
+            f"{path}: weights-only loading refuses it: it holds pickled Python objects besides weights (a specc run "
+            "writes none), or is no torch checkpoint; not loaded, so nothing in it ran"
+        ) from None
+    except Exception as error:  # a zip archive cut short, a file torch cannot read
+        raise PredictProblem(f"{path}: not a torch checkpoint that can be read ({type(error).__name__})") from None
+    weights = state.get("model") if isinstance(state, dict) else None
+    if not isinstance(weights, dict):
+        raise PredictProblem(f"{path}: holds no model weights (a state dict under 'model', as a specc run writes)")
+    try:
+        model.load_state_dict(weights)
+    except (RuntimeError, TypeError, ValueError) as error:
+        raise PredictProblem(f"{path}: its weights do not fit the spec's model ({type(error).__name__})") from None
+    return model
+
+
 def read_weights(directory):
     """The checkpoint's state.pt, read here: its bytes travel to the actors through Ray's object store, on
     whichever node they run."""
@@ -129,10 +153,8 @@ def read_weights(directory):
 
 def load_model(config, weights, fitted):
     """The checkpoint's model: its state.pt's weights (read as weights only: no code runs) in the spec's model."""
-    state = torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True)
     model = build_model(config["model"], fitted["input_shape"], fitted["num_outputs"])
-    model.load_state_dict(state["model"])
-    return model.eval()
+    return restored(model, io.BytesIO(weights), "state.pt", "cpu").eval()
 
 
 def image_paths(root):
@@ -357,6 +379,10 @@ def predict(checkpoint, source, output, address=None, actors=None, batch_size=25
         raise PredictProblem(f"{output}: its directory does not exist")
     fitted, weights = read_preprocessing(checkpoint), read_weights(checkpoint)
     config = dict(CONFIG)
+    path = os.path.join(checkpoint, "state.pt")  # loaded here first: a file that cannot be is said before Ray starts
+    restored(
+        build_model(config["model"], fitted["input_shape"], fitted["num_outputs"]), io.BytesIO(weights), path, "cpu"
+    )
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
     ray_data_quietly().execution_options.preserve_order = True  # predictions in the input's order
