@@ -371,9 +371,14 @@ def mutated_specs(draw, max_mutations: int = 3) -> dict:
             break
         numeric = [spot for spot in spots if in_bounds_extremes(spot[1]) is not None]
         sections = [spot for spot in spots if len(spot[0]) == 1]
-        kind = draw(st.sampled_from(["any", "number", "number", "section", "space", "scheduler"]))
+        kind = draw(st.sampled_from(["any", "number", "number", "section", "space", "scheduler", "text"]))
         if kind in ("space", "scheduler"):
             spec = draw(searched(spec) if kind == "space" else scheduled(spec))
+            continue
+        texts = [spot for spot in spots if _free_text(spot[1])]
+        if kind == "text" and texts:  # free text (description, paths, kwargs, env values) that echoes
+            path, _ = draw(st.sampled_from(texts))
+            spec = set_at(spec, path, draw(odd_strings))
             continue
         pool = {"number": numeric, "section": sections}.get(kind) or spots[1:]
         path, node = draw(st.sampled_from(pool))
@@ -387,6 +392,12 @@ def mutated_specs(draw, max_mutations: int = 3) -> dict:
             node, path = root_schema(spec)["properties"][section], (section,)
         spec = set_at(spec, path, draw(hostile(node, dotted(spec) + SPEC_PATHS), label="/".join(map(str, path))))
     return spec
+
+
+def _free_text(node: dict) -> bool:
+    return any(
+        option.get("type") == "string" and not {"pattern", "enum", "const"} & set(option) for option in branches(node)
+    )
 
 
 def _numeric_paths(spec, prefix="") -> list[str]:
@@ -404,16 +415,21 @@ def _numeric_paths(spec, prefix="") -> list[str]:
 
 EDGES = [0, 1, -1, 2**63 - 1, 2**63, 10**40, 10**320, 5e-324, 1e-300, 1e308, 1.7976931348623157e308, -1e308, 0.5]
 edge = st.sampled_from(EDGES) | st.sampled_from([math.nan, math.inf, -math.inf])
+low_ends = st.sampled_from([0, 1, 2, 0.5, 1e-4, 5e-324, -(10**320), -(2**63) - 1])
+high_ends = st.sampled_from([2, 10, 2**63 - 1, 2**63, 2**64, 10**40, 10**320, 1e308, 1.7976931348623157e308])
+steps = st.sampled_from([1, 2, 0.5, 1e-300, 5e-324, 1e-30, 2**63, 10**40])
+bounds = st.tuples(low_ends, high_ends) | st.tuples(edge, edge)  # mostly lo < hi, so the entry validates
 distributions = st.one_of(
-    st.tuples(st.sampled_from(["uniform", "loguniform", "randint", "lograndint", "randn"]), edge, edge).map(
-        lambda t: {t[0]: [t[1], t[2]]}
+    st.tuples(st.sampled_from(["uniform", "loguniform", "randint", "lograndint", "randn"]), bounds).map(
+        lambda t: {t[0]: list(t[1])}
     ),
-    st.tuples(st.sampled_from(["quniform", "qloguniform", "qrandint", "qrandn"]), edge, edge, edge).map(
-        lambda t: {t[0]: [t[1], t[2], t[3]]}
+    st.tuples(st.sampled_from(["quniform", "qloguniform", "qrandint", "qrandn"]), bounds, steps | edge).map(
+        lambda t: {t[0]: [*t[1], t[2]]}
     ),
     st.tuples(st.sampled_from(["choice", "grid"]), st.lists(edge | odd_strings, min_size=1, max_size=4)).map(
         lambda t: {t[0]: t[1]}
     ),
+    st.tuples(st.sampled_from(["grid"]), st.integers(100, 5000)).map(lambda t: {"grid": list(range(1, t[1]))}),
 )
 
 
@@ -453,11 +469,11 @@ def scheduled(draw, spec: dict) -> dict:
             ):
                 scheduler[key] = draw(bounded)
     spec = {**spec, "scheduler": scheduler}
-    epochs = draw(st.sampled_from([None, 1, 10**6, 2**63, 10**40]))
-    if epochs is not None and isinstance(spec.get("training"), dict):
-        spec = {**spec, "training": {**spec["training"], "epochs": epochs}}
-    elif epochs is not None and isinstance(spec.get("objective"), dict):
+    epochs = draw(st.sampled_from([10**6, 2**63, 10**40, 1, None]))
+    if epochs is not None and isinstance(spec.get("objective"), dict):
         spec = {**spec, "objective": {**spec["objective"], "max_steps": epochs}}
+    elif epochs is not None and isinstance(spec.get("training", {}), dict):  # absent under extends: a part of it
+        spec = {**spec, "training": {**spec.get("training", {}), "epochs": epochs}}
     return spec
 
 
