@@ -162,6 +162,7 @@ def test_search_trials_spread_over_both_nodes(cluster, tmp_path):
 def submitted(cluster, tmp_path_factory):
     """A project whose factory lives in factories/ beside specs/ (working_dir: ".."), submitted with --wait."""
     root = tmp_path_factory.mktemp("submit")
+    (root / ".git").mkdir()  # the project: working_dir ".." stays inside it (a working_dir above it is E023)
     record = root / "where.jsonl"
     text = spec_text("submitted", record).replace('"e2e_where:make"', '"factories.e2e_where:make"')
     spec = project(
@@ -250,6 +251,8 @@ scaling: {num_workers: 0}
 def test_failed_job_exits_with_its_outcome(cluster, tmp_path):
     spec = tmp_path / "failing.yaml"
     spec.write_text(FAILING, encoding="utf-8")
+    # trusted, so that validate only warns (W302): a module installed on the cluster perhaps; it is installed nowhere
+    (tmp_path / "pyproject.toml").write_text('[tool.specc]\ntrusted-modules = ["e2e_missing"]\n', encoding="utf-8")
     done = cluster.run(
         sys.executable, "-m", "specc", "submit", spec, "--address", cluster.dashboard, "--wait", cwd=tmp_path
     )
@@ -300,6 +303,8 @@ def test_ctrl_c_detaches_and_the_job_can_be_stopped(cluster, tmp_path):
 def test_submit_without_the_clusters_token_is_refused(cluster, tmp_path):
     spec = tmp_path / "failing.yaml"
     spec.write_text(FAILING, encoding="utf-8")
+    # trusted, so that validate only warns (W302): a module installed on the cluster perhaps; it is installed nowhere
+    (tmp_path / "pyproject.toml").write_text('[tool.specc]\ntrusted-modules = ["e2e_missing"]\n', encoding="utf-8")
     env = {**cluster.env, "RAY_AUTH_TOKEN": "0" * 64}
     done = subprocess.run(
         [sys.executable, "-m", "specc", "submit", str(spec), "--address", cluster.dashboard],

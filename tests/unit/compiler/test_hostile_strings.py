@@ -189,7 +189,9 @@ SHAPES = {
 
 def compile_in(root: Path, spec: dict, directory: str, name: str) -> str:
     """Write the spec as YAML to root/directory/name.yaml and compile it from root, as `specc compile` does."""
-    (root / directory).mkdir()
+    (root / directory / "mods").mkdir(parents=True)
+    for module, function in (("fact", "make"), ("data", "load")):  # the factories the custom shapes name
+        (root / directory / "mods" / f"{module}.py").write_text(f"def {function}(*args, **kwargs): ...\n")
     path = root / directory / f"{name}.yaml"
     path.write_text(dump_yaml(spec), encoding="utf-8")  # PyYAML's own writes `1E109` plain: a float in YAML 1.2
     with contextlib.chdir(root):

@@ -113,6 +113,7 @@ tune:
 
 
 def test_an_objective_spec_s_search_is_multi_objective_the_same_way(write_spec):
+    write_spec("import ray.tune\n\n\ndef two_losses(config): ...\n", "objectives.py")
     source = api.compile(api.load(write_spec(OBJECTIVE)))
     assert 'METRIC, MODE = ["loss1", "loss2"], ["min", "min"]' in source
     (optuna,) = calls(source, "OptunaSearch")

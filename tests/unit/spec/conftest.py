@@ -60,6 +60,8 @@ def problems(report):
 @pytest.fixture
 def shown(write_spec):
     """shown(snippet) -> dict: the resolved spec as `specc show` prints it (every default filled in)."""
+    for name, text in FACTORY_MODULES.items():
+        write_spec(text, name)
 
     def show(snippet: str = "") -> dict:
         return yaml.safe_load(api.show(api.load(write_spec(with_sections(snippet)))))
