@@ -101,6 +101,7 @@ def predict(
 def describe_plan(experiment: Experiment) -> str:
     """What `specc run` would do, in a few lines (for --dry-run)."""
     from specc.compiler.resolve import plan as make_plan
+    from specc.read.terminal import one_line  # a value's line end would split its line: shown escaped
 
     plan = make_plan(experiment)
     e, s = experiment, experiment.scaling
@@ -109,16 +110,16 @@ def describe_plan(experiment: Experiment) -> str:
         lines = [
             f"{e.name}: {e.objective.function}(config) as each trial's Ray Tune function trainable ({plan.shape})",
             f"  reports: {', '.join(plan.reported_metrics)}",
-            f"  run directory: {os.path.join(e.run.storage_path, e.run.name)}",
-            f"  Ray: {e.cluster.address or 'a local Ray started for the run'}",
+            f"  run directory: {one_line(os.path.join(e.run.storage_path, e.run.name))}",
+            f"  Ray: {one_line(e.cluster.address or 'a local Ray started for the run')}",
         ]
         return "\n".join(lines) + "\n" + format_plan(plan_report(experiment, configs=3))
     lines = [
         f"{e.name}: one {e.framework} training run ({plan.shape}), {e.training.epochs} epoch(s) on {workers}",
         f"  model {e.model.type}, dataset {e.dataset.type} via {plan.loader}, task {plan.task}",
         f"  reports: {', '.join(plan.reported_metrics)}",
-        f"  run directory: {os.path.join(e.run.storage_path, e.run.name)}",
-        f"  Ray: {e.cluster.address or 'a local Ray started for the run'}",
+        f"  run directory: {one_line(os.path.join(e.run.storage_path, e.run.name))}",
+        f"  Ray: {one_line(e.cluster.address or 'a local Ray started for the run')}",
     ]
     return "\n".join(lines) + "\n" + format_plan(plan_report(experiment, configs=3))  # what `specc plan` shows
 

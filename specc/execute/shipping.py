@@ -345,12 +345,14 @@ def listing(package: Package) -> str:
 
 def _listed(package: Package) -> str:
     width = max((len(size(nbytes)) for _, nbytes in package.shipped), default=0)
-    lines = [f"would ship from {package.root}" + (f" ({package.label}):" if package.where else ":")]
-    lines += [f"  {size(nbytes):>{width}}  {relative}" for relative, nbytes in package.shipped]
+    from specc.read.terminal import one_line  # a file name's line end would split its line: shown escaped
+
+    lines = [f"would ship from {one_line(str(package.root))}" + (f" ({package.label}):" if package.where else ":")]
+    lines += [f"  {size(nbytes):>{width}}  {one_line(relative)}" for relative, nbytes in package.shipped]
     lines.append(f"  {size(package.size):>{width}}  total, {package.files} files")
     if package.left_behind:
         lines.append("left behind:")
-        lines += [f"  {item.path}: {item.why}" for item in package.left_behind]
+        lines += [f"  {one_line(item.path)}: {one_line(item.why)}" for item in package.left_behind]
     return "\n".join(lines) + "\n"
 
 
