@@ -48,8 +48,8 @@ def literal(value) -> str:
         if math.isinf(value):
             return 'float("inf")' if value > 0 else '-float("inf")'
         return repr(value)
-    if isinstance(value, int | str):
-        return repr(value) if not isinstance(value, str) else _string(value)
+    if isinstance(value, int | str):  # `##[` (a CI log's legacy command, anywhere in a line) as an escape
+        return repr(value) if not isinstance(value, str) else _string(value).replace("##[", "##\\x5b")
     if isinstance(value, list):
         return "[" + ", ".join(literal(item) for item in value) + "]"
     if isinstance(value, tuple):
@@ -65,11 +65,24 @@ def _triple_quoted(text: str) -> str:
     out = []
     for char in text.replace("\\", "\\\\"):
         out.append(char if char == "\n" or char.isprintable() else repr(char)[1:-1])
-    body = "".join(out).replace('"', '\\"')
+    body = _no_workflow_commands("".join(out).replace('"', '\\"'))
     source = f'"""{body}"""'
     if ast.literal_eval(source) != text:  # never emit a literal that reads back differently
         raise ValueError("docstring does not round-trip")
     return source
+
+
+def _no_workflow_commands(body: str) -> str:
+    """A docstring's lines with what a CI log would act on written as escapes Python reads back the same: a line
+    that starts with `::` (a GitHub workflow command, when a log shows the file) and `##[` anywhere (the older
+    form); the text of the docstring is unchanged."""
+    lines = []
+    for line in body.split("\n"):
+        stripped = line.lstrip()
+        if stripped.startswith("::"):
+            line = line[: len(line) - len(stripped)] + "\\x3a" + stripped[1:]
+        lines.append(line.replace("##[", "##\\x5b"))
+    return "\n".join(lines)
 
 
 def _string(text: str) -> str:

@@ -12,6 +12,7 @@ parse. The CLI's main runs in this process (capsys); nothing here starts Ray.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import csv
 import io
@@ -146,6 +147,15 @@ def test_compile_to_stdout_escapes_the_source_it_prints(project, capsys):
     out, _ = shown_safely(capsys, "compile", str(write_spec(project, EVIL)), "-o", "-", codes=(0,))
     assert "\\x3a:error file=x::y" in out  # the description's own line, in the docstring: the same string to Python
     assert 'STORAGE_PATH = "runs\\x1b[31m\\x07\\u202e\\n::error file=x::y"' in out
+
+
+def test_the_compiled_file_itself_opens_no_workflow_command(project, capsys):
+    """`cat build/x.py` or a diff of it in a CI log: the description's forged line is an escape in the docstring,
+    which Python reads back as the description was written."""
+    shown_safely(capsys, "compile", str(write_spec(project, EVIL + "\n##[stop-commands]")), "-o", "x.py", codes=(0,))
+    source = (project / "x.py").read_text(encoding="utf-8")
+    assert unsafe(source) == []
+    assert EVIL + "\n##[stop-commands]" in ast.get_docstring(ast.parse(source))
 
 
 def test_plan_shows_a_sampled_string_on_its_row(project, capsys):
