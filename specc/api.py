@@ -161,8 +161,8 @@ def schema_text() -> str:
 
 
 def write_schema(directory: str | os.PathLike = "schemas") -> Path:
-    from specc.compiler.files import write_atomic
+    from specc.read.files import write_file
 
     target = Path(directory) / "experiment.schema.json"
-    write_atomic(target, schema_text())
+    write_file(target, schema_text())
     return target

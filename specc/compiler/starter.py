@@ -26,12 +26,12 @@ def starter(name: str, framework: str = "torch", tune: bool = False, file: str |
 
 def write_starter(name: str, output: str | None, framework: str, tune: bool, force: bool) -> str:
     """Writes the starter to `output` (default ./NAME.yaml) whole or not at all; an existing file only with force."""
-    from specc.compiler.files import write_atomic
+    from specc.read.files import write_file
 
     path = output or f"{name}.yaml"
     if os.path.isdir(path):
         path = os.path.join(path, f"{name}.yaml")
     if os.path.exists(path) and not force:
         raise UsageError(f"{path} exists: pass --force to overwrite it")
-    write_atomic(path, starter(name, framework, tune, file=path))
+    write_file(path, starter(name, framework, tune, file=path), within=None if output else os.getcwd())
     return path

@@ -147,12 +147,12 @@ def _checked(raw):
 def write_in_run(run_dir: str, name: str, text: str) -> str:
     """Writes `name` into the run directory atomically; never through a symbolic link or over what is not a
     regular file (the directory may be someone else's)."""
-    from specc.compiler.files import write_atomic
+    from specc.read.files import write_file
 
     path = os.path.join(run_dir, name)
     if os.path.islink(path) or (os.path.lexists(path) and not os.path.isfile(path)):
         raise UsageError(f"{printable(path)}: not a regular file of the run directory; not replaced")
-    write_atomic(path, text)
+    write_file(path, text, within=run_dir)
     return path
 
 
