@@ -34,7 +34,7 @@ from specc.read.project import Project
 from specc.spec.errors import Problem, excerpt
 from specc.spec.experiment import Experiment
 from specc.spec.model import MODEL_TYPES
-from specc.spec.scalars import INT64_MAX, INT64_MIN, MAX_RESOURCE, past_int64
+from specc.spec.scalars import INT64_MAX, INT64_MIN, MAX_RESOURCE, RESOURCE_UNIT, past_int64
 from specc.spec.space import Distribution
 from specc.spec.stop import RAY_RESULT_KEYS, parse_condition
 
@@ -86,15 +86,27 @@ def check(experiment: Experiment, source: SourceMap, project: Project | None = N
     at = Locator(source)
     if gate := list(numbers_ray_runs(experiment, at)):
         return gate  # every rule below, and plan and compile, compute with these numbers
+    travels = list(_cluster_paths_inside(experiment, at, project))
     if experiment.objective is not None:
-        return [*_objective_rules(experiment, at), *check_objective(experiment, at, project)]
+        return [*_objective_rules(experiment, at), *check_objective(experiment, at, project), *travels]
     if not experiment.trains_model():
-        return []  # model, dataset or training missing: check/objective.py's form_problems says which
+        return travels  # model, dataset or training missing: check/objective.py's form_problems says which
     found: list[Problem] = []
     for rule in RULES:
         found.extend(rule(experiment, at))
     found.extend(factories_allowed(experiment, at, project))
-    return found
+    return found + travels
+
+
+def _cluster_paths_inside(e: Experiment, at: Locator, project: Project | None) -> Iterator[Problem]:
+    """E023: cluster.working_dir and every local path of cluster.runtime_env (py_modules, a pip or conda file) lie
+    inside the project, links followed: what a job ships reaches every node of a shared cluster."""
+    from specc.spec.cluster import paths_outside
+
+    if project is None:
+        return
+    for code, message, path, hint in paths_outside(e.cluster, str(project.spec_dir), project.holds, project.shown()):
+        yield at(code, message, path, hint)
 
 
 # -- numbers Ray can run: the gate before every rule, plan and compile -----------------------------
@@ -146,7 +158,7 @@ def _distributions_past_ray(e: Experiment, at: Locator) -> Iterator[Problem]:
 
 
 def _amounts_past_ray(e: Experiment, at: Locator) -> Iterator[Problem]:
-    """Resources past the most a Ray node can have, and a search of more trials than int64 counts."""
+    """Resources past the most a Ray node can have or below its unit, and a search of more trials than int64 counts."""
     scaling = e.scaling
     amounts = {("scaling", "resources_per_worker", k): v for k, v in (scaling.resources_per_worker or {}).items()}
     amounts[("scaling", "data_cpus")] = scaling.data_cpus or 0
@@ -154,6 +166,9 @@ def _amounts_past_ray(e: Experiment, at: Locator) -> Iterator[Problem]:
         if amount > MAX_RESOURCE:
             message = f"{amount:g} is past the most of a resource a Ray node can have ({MAX_RESOURCE:g})"
             yield at("E240", message, path, f"at most {MAX_RESOURCE:g}")
+        elif 0 < amount < RESOURCE_UNIT:  # Ray: "cannot go beyond 0.0001" (int(amount * 10000) == 0)
+            message = f"{amount:g} is less than Ray's unit of a resource ({RESOURCE_UNIT:g}): Ray refuses it"
+            yield at("E240", message, path, f"0, or at least {RESOURCE_UNIT:g}")
     if e.tune is not None:
         grids = [len(entry.args) for entry in e.tune.space.values() if entry.kind == "grid"]
         trials = (e.tune.num_samples + len(e.tune.search.points_to_evaluate)) * math.prod(grids)

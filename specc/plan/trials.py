@@ -173,7 +173,8 @@ def fit(experiment: Experiment, per_trial: dict[str, float], trials: dict, machi
     data = data_cpus(experiment)  # kept for Ray Data beside the trials, as the script does when it starts
     if data:
         available["CPU"] = available.get("CPU", 0) - data
-    by_resources = min((_times(available.get(n, 0), per_trial[n]) for n in CHECKED if per_trial.get(n)), default=None)
+    times = (_times(available.get(n, 0), per_trial[n]) for n in CHECKED if per_trial.get(n))
+    by_resources = min((t for t in times if t is not None), default=None)
     limits = {"resources": by_resources, "max_concurrent_trials": trials.get("max_concurrent_trials")}
     limits["trials"] = trials["count"]
     at_once = min(limit for limit in limits.values() if limit is not None)
@@ -196,9 +197,11 @@ def data_cpus(experiment: Experiment) -> float | None:
     return None
 
 
-def _times(available: float, need: float) -> int:
-    """How many times `need` fits in `available`, in Ray's fixed-point units."""
-    return round(available * UNITS) // round(need * UNITS)
+def _times(available: float, need: float) -> int | None:
+    """How many times `need` fits in `available`, in Ray's fixed-point units (None: no limit, for less than a unit,
+    which the check stage refuses, E240)."""
+    units = round(need * UNITS)
+    return round(available * UNITS) // units if units else None
 
 
 # -- schedulers ----------------------------------------------------------------------------------------------------

@@ -52,6 +52,7 @@ def needs_quotes(text: str) -> bool:
 # number past these is refused (E240) before any stage computes with it.
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MAX_RESOURCE = 100e12  # ray_constants.MAX_RESOURCE_QUANTITY: the most of a resource a Ray node can have
+RESOURCE_UNIT = 0.0001  # Ray accounts resources in 1/10,000ths and refuses a positive amount below one
 
 
 def past_int64(value) -> bool:
