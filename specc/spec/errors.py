@@ -131,7 +131,8 @@ CODES: dict[str, tuple[str, str]] = {
     "E240": (
         "past-what-ray-runs",
         "a number past what Ray can run: an integer past int64, a distribution whose sampling overflows a float (a q "
-        "too fine for its bounds), a resource past what a Ray node can have, more trials than int64 counts",
+        "too fine for its bounds), a resource past what a Ray node can have or below Ray's unit (0.0001), more trials "
+        "than int64 counts",
     ),
     "E241": (
         "scheduler-too-fine",
