@@ -25,7 +25,7 @@ def form_problems(data, source: SourceMap) -> list[Problem]:
     it is said whether or not the rest validates."""
     if not isinstance(data, dict):
         return []
-    if "objective" in data:
+    if data.get("objective") is not None:  # a null objective is its own problem (E103), not one beside the model
         at = Locator(source)
         return [
             at(

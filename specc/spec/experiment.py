@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, PrivateAttr, model_validator
+from pydantic import AfterValidator, PrivateAttr, field_serializer, model_validator
 from pydantic_core import PydanticCustomError
 
 from specc.spec.base import Name, Section, describe
@@ -43,16 +43,16 @@ class Experiment(Section):
         "Spec file(s) this one builds on, relative to this file: maps merge key by key, the rest is replaced.",
         None,
     )
-    framework: Literal["torch", "tensorflow"] | None = describe(
+    framework: Literal["torch", "tensorflow"] = describe(
         "torch (Ray TorchTrainer) or tensorflow (TensorflowTrainer); required with model, optional with objective.",
         None,
     )
-    objective: Objective | None = describe(
+    objective: Objective = describe(
         "Your own Ray Tune function trainable, instead of model + dataset + training (give one or the other).", None
     )
-    model: Model | None = describe("The network, by type (required unless the spec has an objective).", None)
-    dataset: Dataset | None = describe("The data, by type (required unless the spec has an objective).", None)
-    training: Training | None = describe(
+    model: Model = describe("The network, by type (required unless the spec has an objective).", None)
+    dataset: Dataset = describe("The data, by type (required unless the spec has an objective).", None)
+    training: Training = describe(
         "Epochs, loss, optimizer, schedule, metrics (required unless the spec has an objective).", None
     )
     scaling: Scaling = describe("Ray Train workers per trial.", Scaling.model_construct())
@@ -62,6 +62,13 @@ class Experiment(Section):
     run: Run = describe("Storage, checkpoints, retries, callbacks.", Run.model_construct())
     cluster: Cluster = describe("Ray address and runtime environment.", Cluster.model_construct())
     _raw: Any = PrivateAttr(None)  # the RawSpec it was read from (file, source map), when loaded from a file
+
+    @field_serializer("framework", "objective", "model", "dataset", "training", mode="wrap")
+    def _absent_stays_none(self, value, handler):
+        """These may be left out (an objective spec has no model; a model spec no objective), never written as null:
+        their types have no null (`model: null` is E103, not a spec that validates and then has nothing to compile),
+        and a section left out is dumped as None."""
+        return None if value is None else handler(value)
 
     @model_validator(mode="after")
     def _derived_defaults(self):

@@ -194,3 +194,36 @@ def test_predict_refuses_a_pickled_state_pt_before_ray_starts(tmp_path):
     with pytest.raises(module.PredictProblem, match=f"^{state}: weights-only loading refuses it"):
         module.predict(str(checkpoint), str(tmp_path / "rows.csv"), str(tmp_path / "out.csv"))
     assert ("ray" in sys.modules and sys.modules["ray"].is_initialized()) == ray_was_up
+
+
+# Class 5: a section written as null is a located problem, not a spec that validates and then fails to compile
+
+MODEL_FORM = "specc: 1\nname: x\nframework: torch\nmodel: {type: mlp}\ndataset: {type: digits}\ntraining: {epochs: 1}\n"
+
+
+def with_null(section: str) -> str:
+    lines = [line for line in MODEL_FORM.splitlines() if not line.startswith(f"{section}:")]
+    return "\n".join([*lines, f"{section}: null"]) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("section", "code"),
+    [("model", "E103"), ("dataset", "E103"), ("training", "E103"), ("objective", "E103"), ("framework", "E104")],
+)
+@pytest.mark.parametrize("command", ["validate", "compile", "show"])
+def test_a_null_section_is_a_located_problem(tmp_path, capsys, section, code, command):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(with_null(section), encoding="utf-8")
+    output = ["-o", str(tmp_path / "out.py")] if command == "compile" else []
+    assert main([command, str(spec), *output]) == 1
+    line = len(with_null(section).splitlines())
+    out, err = capsys.readouterr()  # validate prints its problems on stdout, the other commands on stderr
+    assert f"spec.yaml:{line}:{len(section) + 3}: error[{code}]: {section}: " in out + err
+
+
+@pytest.mark.parametrize("section", ["tune", "scheduler", "stop", "description", "extends"])
+def test_a_null_optional_section_is_the_section_left_out(tmp_path, section):
+    """null where the format allows it means none: how a spec that extends another drops its parent's search."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(with_null(section), encoding="utf-8")
+    assert main(["compile", str(spec), "-o", str(tmp_path / "out.py")]) == 0
