@@ -86,7 +86,7 @@ def check(experiment: Experiment, source: SourceMap, project: Project | None = N
     at = Locator(source)
     if gate := list(numbers_ray_runs(experiment, at)):
         return gate  # every rule below, and plan and compile, compute with these numbers
-    travels = list(_cluster_paths_inside(experiment, at, project))
+    travels = [*_cluster_paths_inside(experiment, at, project), *_excludes_ray_matches_quickly(experiment, at)]
     if experiment.objective is not None:
         return [*_objective_rules(experiment, at), *check_objective(experiment, at, project), *travels]
     if not experiment.trains_model():
@@ -107,6 +107,27 @@ def _cluster_paths_inside(e: Experiment, at: Locator, project: Project | None) -
         return
     for code, message, path, hint in paths_outside(e.cluster, str(project.spec_dir), project.holds, project.shown()):
         yield at(code, message, path, hint)
+
+
+WILDCARDS_AT_MOST = 3
+"""Wildcards (`*`, `**`) in one `cluster.excludes` pattern. Ray matches excludes with pathspec's regular
+expressions, which backtrack: measured here on a 255-letter name, `*a*a*b` takes 9 ms, `*a*a*a*b` 0.5 s and
+`*a*a*a*a*b` 34 s; `**/a/**/a/**/a/**/a/**/b` over a deep path 14 s. specc's own matcher is linear
+(execute/excludes.py), but `specc run --address` and a compiled script hand the patterns to Ray."""
+
+
+def _excludes_ray_matches_quickly(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """E403: an exclude pattern with more wildcards than WILDCARDS_AT_MOST."""
+    for i, pattern in enumerate(e.cluster.excludes or ()):
+        wildcards = len(re.findall(r"\*+", pattern))
+        if wildcards > WILDCARDS_AT_MOST:
+            yield at(
+                "E403",
+                f"{excerpt(pattern)} has {wildcards} wildcards: Ray matches exclude patterns with regular expressions "
+                f"that can take minutes per file past {WILDCARDS_AT_MOST}",
+                ("cluster", "excludes", i),
+                f"at most {WILDCARDS_AT_MOST} `*` or `**` in a pattern; split it into simpler patterns",
+            )
 
 
 # -- numbers Ray can run: the gate before every rule, plan and compile -----------------------------

@@ -149,7 +149,7 @@ CODES: dict[str, tuple[str, str]] = {
     "E403": (
         "cannot-ship",
         "the job's working directory cannot travel to the cluster: too large for Ray or to walk, the root or home "
-        "directory, or it does not hold the spec",
+        "directory, it does not hold the spec, or an exclude pattern Ray would take minutes to match",
     ),
     "E404": ("job-failed", "a submitted Ray Job failed, was stopped, or could not be submitted or found"),
     "E411": ("checkpoint-unreadable", "resuming, no checkpoint of the run can be read (each is named)"),

@@ -509,11 +509,12 @@ def test_a_link_to_itself_and_a_link_to_nothing_are_left_behind(project, monkeyp
 
 
 def test_an_exclude_pattern_that_makes_regular_expressions_backtrack_ships_in_seconds(project, monkeypatch, capsys):
-    """Ray's pathspec takes 38 s for this pattern against a 30-letter name; the names here are 200 letters."""
+    """Ray's pathspec takes 38 s for this pattern against a 30-letter name; the names here are 200 letters. In a
+    .rayignore it is specc's matcher's to apply (submit sends Ray no pattern); in cluster.excludes it is refused at
+    validate (the test below), since `specc run --address` hands those to Ray."""
     hostile = "*a" * 24 + "*b"
     (project / ("a" * 200)).write_text("x", encoding="utf-8")
     (project / ".rayignore").write_text(hostile + "\n", encoding="utf-8")
-    (project / "spec.yaml").write_text(SPEC + f"cluster: {{excludes: ['{hostile}']}}\n", encoding="utf-8")
 
     started = time.monotonic()
     code, upload, _ = submitted(project, monkeypatch, capsys, seconds=20)
@@ -531,3 +532,22 @@ def test_an_ignore_file_that_cannot_be_read_is_a_problem_not_a_hang(project, mon
     code, upload, err = submitted(project, monkeypatch, capsys, seconds=20)
 
     assert code == 1 and not upload.members and "error[E403]" in err and said in err and ".gitignore" in err
+
+
+@pytest.mark.parametrize(
+    ("pattern", "refused"),
+    [("*a*a*a*a*b", True), ("**/a/**/a/**/a/**/b", True), ("*a*/*a*/*b*", True), ("*a*a*b", False),
+     ("**/node_modules/**", False), ("data/**/*.csv", False)],
+)  # fmt: skip
+def test_an_exclude_pattern_ray_would_backtrack_on_is_refused_at_validate(tmp_path, pattern, refused):
+    """Ray matches cluster.excludes with pathspec's regular expressions: `*a*a*a*a*b` took 34 s on one 255-letter
+    name here. specc's own matcher is linear, but `specc run --address` and compiled scripts hand them to Ray."""
+    from specc import api
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "specc: 1\nname: x\nframework: torch\nmodel: {type: mlp}\ndataset: {type: digits}\ntraining: {epochs: 1}\n"
+        f"cluster: {{excludes: ['{pattern}']}}\n"
+    )
+    found = [(p.code, p.path) for p in api.check_file(spec).problems]
+    assert found == ([("E403", "cluster.excludes.0")] if refused else [])
