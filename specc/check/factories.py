@@ -144,11 +144,13 @@ def _installed_refusal(module: str, top: str, project: Project) -> tuple[str, st
     modules = trusted_modules(project)
     if not trusted(module, modules):
         allowed = ", ".join(MODEL_AND_DATA_MODULES)
+        where = printable(module.replace(".", "/"))
         return (
             "E214",
-            f"{excerpt(module)} is not a module of your project, and a spec may call an installed package only "
-            f"from a namespace meant for building models ({allowed}) or one the project trusts",
-            f"write the factory in a module of your project, or trust the package in {project.shown()}/pyproject.toml:"
+            f"{excerpt(module)} is not a module of your project (no {where}.py beside the spec), and a spec calls "
+            f"an installed package only from a namespace meant for building models ({allowed}) or one the project "
+            "trusts",
+            f"write {where}.py beside the spec, or trust the package in {project.shown()}/pyproject.toml:"
             f' [tool.specc] {TRUST_KEY} = ["{printable(top)}"]',
         )
     if _module_file(module, [entry for entry in sys.path if entry and Path(entry).is_dir()]) and (
