@@ -17,6 +17,8 @@ from pathlib import Path as FsPath
 
 from specc.read.document import (
     MAX_BYTES,
+    MAX_DEPTH,
+    MAX_NODES,
     DocumentError,
     Mark,
     Path,
@@ -26,7 +28,7 @@ from specc.read.document import (
     dotted,
     parse_text,
 )
-from specc.read.files import read_file
+from specc.read.files import loose_real_path, read_file
 from specc.read.project import WIDEN_HINT, Project
 from specc.spec.errors import Problem, SpecError, excerpt
 from specc.spec.space import DISTRIBUTION_NAMES
@@ -130,6 +132,7 @@ def read_mapping(
 
 
 MAX_FILES = 64  # files in one spec's `extends` graph: far more than any real project, few enough to stay fast
+MAX_MERGED = MAX_NODES  # values merged in one graph: what one spec file may hold, far more than real graphs merge
 
 
 class _Chain:
@@ -139,18 +142,29 @@ class _Chain:
     def __init__(self, project: Project):
         self.project = project
         self.done: dict[FsPath, tuple[dict, SourceMap]] = {}  # a file's mapping with its own `extends` applied
+        self.merged = 0  # values merged so far, the work of the graph: bounded by MAX_MERGED
 
     def load(self, path: FsPath, chain: list[FsPath], origin: str | None) -> tuple[dict, SourceMap]:
-        resolved = path.resolve()
+        resolved = _resolved(path)
+        if resolved is None:
+            problem = Problem("E001", f"cannot read the file: {LOOP}", display(path), origin=origin)
+            raise SpecError([problem])
         if resolved in self.done:
             data, source = self.done[resolved]
             return deep_copy(data), source.copy()
-        data, source = read_mapping(path, origin, self.project.root)
+        data, source = read_mapping(path, origin, self._read_root(chain))
         parents = data.pop("extends", None)
         if parents is not None:
             data, source = self.extend(path, data, source, parents, [*chain, resolved])
         self.done[resolved] = data, source
         return deep_copy(data), source.copy()
+
+    def _read_root(self, chain: list[FsPath]) -> os.PathLike:
+        """Where a file of the graph must lie: the project; for the top spec named outside a project that --root
+        gives, its own directory (a link out of it is still refused)."""
+        if chain or self.project.holds(self.project.spec_dir):
+            return self.project.root
+        return self.project.spec_dir
 
     def extend(self, path: FsPath, data: dict, source: SourceMap, parents, here: list[FsPath]):
         names = [parents] if isinstance(parents, str) else parents
@@ -164,14 +178,26 @@ class _Chain:
         for name, item_path, at in zip(names, item_paths, item_marks, strict=True):
             parent = self.parent(path, name, here, at, item_path)
             parent_data, parent_source = self.load(parent, here, f"extended by {display(path)}")
+            self.count_merge(merged_source, parent_source, name, at, item_path)
             deep_merge(merged, merged_source, parent_data, parent_source)
         deep_merge(merged, merged_source, data, source)
         return merged, merged_source
 
+    def count_merge(self, base: SourceMap, over: SourceMap, name: str, at: Mark | None, item_path: Path) -> None:
+        """Counts a merge's work (the values on both sides): a parent listed hundreds of times, or a large one reached
+        by many paths, is refused once the graph has merged MAX_MERGED values, rather than merged for minutes."""
+        self.merged += len(base.values) + len(over.values)
+        if self.merged > MAX_MERGED:
+            message = f"extends {excerpt(name)}: the `extends` graph merges more than {MAX_MERGED:,} values"
+            hint = "list each parent once (a file listed again is merged again), or merge some files"
+            raise SpecError([_problem("E020", message, at, item_path, hint)])
+
     def parent(self, path: FsPath, name: str, here: list[FsPath], at: Mark | None, item_path: Path) -> FsPath:
         """The file `name` (relative to `path`) names, once it is known to be one a spec may extend."""
         shown = excerpt(name)
-        parent = (path.parent / name).resolve()
+        parent = _resolved(path.parent / name)
+        if parent is None:
+            raise SpecError([_problem("E020", f"extends {shown}: {LOOP}", at, item_path)])
         if not self.project.holds(parent):
             message = f"extends {shown}, which is outside the project ({self.project.shown()})"
             raise SpecError([_problem("E023", message, at, item_path, WIDEN_HINT)])
@@ -186,6 +212,18 @@ class _Chain:
             message = f"the `extends` graph reaches more than {MAX_FILES} files"
             raise SpecError([_problem("E020", message, at, item_path, "a spec needs far fewer; merge some")])
         return parent
+
+
+LOOP = "its symbolic links lead round in a loop"
+
+
+def _resolved(path: FsPath) -> FsPath | None:
+    """`path` with every link resolved (the read gate's way); None for a loop of links, where Path.resolve raises a
+    RuntimeError."""
+    try:
+        return FsPath(loose_real_path(path))
+    except OSError:
+        return None
 
 
 def _problem(code: str, message: str, mark: Mark | None, path: Path, hint: str | None = None) -> Problem:
@@ -246,7 +284,10 @@ def apply_override(
         raise DocumentError(
             [Problem("E022", "expected PATH=VALUE", file, origin=origin, hint="e.g. --set training.epochs=5")]
         )
-    parts = key_path(key.strip())
+    parts = key_path(key.strip()) if _levels(key) <= MAX_DEPTH else []
+    if parts == []:
+        message = f"the path is {_levels(key)} keys deep; a spec nests at most {MAX_DEPTH}"
+        raise DocumentError([Problem("E022", message, file, origin=_shown(origin))])
     if parts is None:
         raise DocumentError(
             [
@@ -301,6 +342,21 @@ def apply_override(
             source.keys[path[:n]] = source.values[path[:n]] = mark
 
 
+def _levels(key: str) -> int:
+    """How many keys deep a --set path reaches, at most (counted before it is split: a path may be any length)."""
+    return key.count(".") + key.count("[") + 1
+
+
+def _shown(origin: str, limit: int = 200) -> str:
+    return origin if len(origin) <= limit else f"{origin[:limit]}... ({len(origin)} characters)"
+
+
+def list_index(part: str) -> int | None:
+    """The list index a path's key spells (`0`, `12`), None when it spells none: ASCII digits only (`¹` and `٣` are
+    digits to str.isdigit, not to int) and at most 18 of them (int() refuses a number past 4,300 digits)."""
+    return int(part) if part.isascii() and part.isdigit() and len(part) <= 18 else None
+
+
 def key_path(text: str) -> list[str] | None:
     """`tune.space[training.optimizer.lr].loguniform` -> ["tune", "space", "training.optimizer.lr", "loguniform"]: the
     form `dotted` prints, read back (a key that holds dots in brackets); None when it is not a path."""
@@ -345,7 +401,8 @@ def _space_key_in_brackets(data: dict, parts: list[str], file: str, origin: str)
 
 def _step(target, part: str, path: Path, file: str, origin: str):
     if isinstance(target, list):
-        if not part.isdigit() or int(part) >= len(target):
+        index = list_index(part)
+        if index is None or index >= len(target):
             raise DocumentError(
                 [
                     Problem(
@@ -358,5 +415,5 @@ def _step(target, part: str, path: Path, file: str, origin: str):
                     )
                 ]
             )
-        return int(part)
+        return index
     return part

@@ -227,3 +227,91 @@ def test_a_null_optional_section_is_the_section_left_out(tmp_path, section):
     spec = tmp_path / "spec.yaml"
     spec.write_text(with_null(section), encoding="utf-8")
     assert main(["compile", str(spec), "-o", str(tmp_path / "out.py")]) == 0
+
+
+# Class 5: --set paths are located problems, never a traceback
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+SPEC = MODEL_FORM.replace("model: {type: mlp}", "model: {type: mlp, hidden_sizes: [8, 4]}")
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "model.hidden_sizes.\u00b9=4",  # a digit to str.isdigit, not to int
+        "model.hidden_sizes.\u0663=4",
+        "model.hidden_sizes." + "9" * 5000 + "=4",  # past int()'s 4,300 digits
+        "model." + ".".join(["a"] * 5000) + "=1",  # deeper than the interpreter's stack
+        "model" + "[a]" * 5000 + "=1",
+    ],
+)
+@pytest.mark.parametrize("command", ["validate", "show"])
+def test_a_set_path_int_or_the_stack_cannot_take_is_a_problem(tmp_path, capsys, override, command):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC, encoding="utf-8")
+    assert main([command, str(spec), "--set", override]) == 1
+    out, err = capsys.readouterr()
+    assert "error[E022]" in out + err
+
+
+SEGMENT = st.one_of(
+    st.text(max_size=6),
+    st.sampled_from(["model", "hidden_sizes", "training", "tune", "space", "0", "1", "99", "\u00b9", "\u0663", "-1"]),
+    st.from_regex(r"[0-9]{1,30}", fullmatch=True),
+    st.text(alphabet="[].=", max_size=4),
+)
+
+
+@st.composite
+def set_paths(draw) -> str:
+    segments = draw(st.lists(SEGMENT, min_size=1, max_size=8))
+    if draw(st.booleans()):  # deep: up to 10,000 levels
+        segments += [draw(SEGMENT)] * draw(st.integers(0, 10_000))
+    return ".".join(segments)
+
+
+VALUES = st.one_of(st.text(max_size=20), st.sampled_from(["4", "[1, 2]", "{a: 1}", "null", "[", "{", "1e400", "*x"]))
+
+
+@settings(max_examples=int(__import__("os").environ.get("SPECC_FUZZ_EXAMPLES", "60")), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
+@given(path=set_paths(), value=VALUES, command=st.sampled_from(["validate", "show"]))
+def test_generated_set_paths_exit_0_1_or_2_without_an_exception(tmp_path, capsys, path, value, command):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC, encoding="utf-8")
+    try:
+        code = main([command, str(spec), "--set", f"{path}={value}"])
+    except SystemExit as stop:  # argparse: an argument it cannot take
+        code = stop.code
+    capsys.readouterr()
+    assert code in (0, 1, 2)
+
+
+# Class 5 and 6: `extends` through links that loop, and a parent listed hundreds of times
+
+
+@pytest.mark.parametrize("links", [{"self.yaml": "self.yaml"}, {"a.yaml": "b.yaml", "b.yaml": "a.yaml"}])
+def test_extends_through_a_loop_of_links_is_a_located_problem(tmp_path, capsys, links):
+    for name, target in links.items():
+        (tmp_path / name).symlink_to(target)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(MODEL_FORM + f"extends: [{next(iter(links))}]\n", encoding="utf-8")
+    assert main(["validate", str(spec)]) == 1
+    out = capsys.readouterr().out
+    assert f"spec.yaml:7:11: error[E020]: extends.0: extends '{next(iter(links))}': its symbolic links lead" in out
+
+
+def test_a_parent_listed_hundreds_of_times_is_refused_in_bounded_time(tmp_path, capsys):
+    """It took 60 s: the parent was read once but merged 300 times. The graph's merging is bounded now."""
+    variables = "".join(f"      K{i}: v{i}\n" for i in range(3000))
+    (tmp_path / "parent.yaml").write_text(MODEL_FORM + "cluster:\n  runtime_env:\n    env_vars:\n" + variables)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("specc: 1\nname: c\nextends: [" + ", ".join(["parent.yaml"] * 300) + "]\n", encoding="utf-8")
+    started = time.perf_counter()
+    assert main(["validate", str(spec)]) == 1
+    assert time.perf_counter() - started < 20  # about 1 s alone; generous for a loaded machine
+    assert "the `extends` graph merges more than 100,000 values" in capsys.readouterr().out
+    spec.write_text("specc: 1\nname: c\nextends: [parent.yaml, parent.yaml]\n", encoding="utf-8")
+    assert main(["validate", str(spec)]) == 0  # listed twice: merged twice, well within the bound
