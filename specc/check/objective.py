@@ -69,6 +69,8 @@ def check_objective(e: Experiment, at: Locator, project: Project | None) -> Iter
         if problem:
             code, message, hint = problem
             yield at(code, message.replace("a factory", "an objective function"), ("objective", "function"), hint)
+        else:
+            yield from _runnable(e, at, project)
 
 
 def _needs_tune(e: Experiment, at: Locator) -> Iterator[Problem]:
@@ -186,18 +188,48 @@ def _checkpoints(e: Experiment, at: Locator, project: Project | None) -> Iterato
         )
 
 
-def _calls_get_checkpoint(e: Experiment, project: Project) -> bool | None:
-    """Whether the objective function's own body calls get_checkpoint (None: its source cannot be read here)."""
+def _definition(e: Experiment, project: Project) -> ast.AST | None:
+    """The `def`, `async def` or `class` the objective names, parsed, never imported (None: not readable here)."""
     module, _, name = e.objective.function.partition(":")
     source = _module_file(module, _project_dirs(e, project))
     if source is None or source.suffix != ".py" or name not in (_defined_names(source) or ()):
         return None
     tree = parsed_module(source)
-    if tree is None:
+    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    found = (node for node in ast.walk(tree) if isinstance(node, kinds) and node.name == name) if tree else ()
+    return next(found, None)
+
+
+def _runnable(e: Experiment, at: Locator, project: Project) -> Iterator[Problem]:
+    """Ray Tune calls a function trainable and waits for it to return: an `async def` gives a coroutine that never
+    runs, a generator (a `yield` in its body) an iterator nothing reads; neither trains (E250)."""
+    function = _definition(e, project)
+    if isinstance(function, ast.AsyncFunctionDef):
+        what = "an async def: Ray Tune calls it and gets a coroutine that never runs"
+    elif isinstance(function, ast.FunctionDef) and any(isinstance(node, ast.Yield | ast.YieldFrom) for node in
+                                                       _own_nodes(function)):  # fmt: skip
+        what = "a generator (it yields): Ray Tune calls it and gets an iterator that nothing reads"
+    else:
+        return
+    hint = "a plain def(config) that calls tune.report(...) for each step (asyncio.run(...) inside it, if need be)"
+    yield at("E250", f"{e.objective.function} is {what}", ("objective", "function"), hint)
+
+
+def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's own body, not of the functions, lambdas and classes defined in it."""
+    pending = list(ast.iter_child_nodes(function))
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            pending.extend(ast.iter_child_nodes(node))
+
+
+def _calls_get_checkpoint(e: Experiment, project: Project) -> bool | None:
+    """Whether the objective function's own body calls get_checkpoint (None: its source cannot be read here)."""
+    function = _definition(e, project)
+    if function is None:
         return None
-    function = next(
-        node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == name
-    )
     for node in ast.walk(function):
         if isinstance(node, ast.Call):
             called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)

@@ -139,6 +139,11 @@ CODES: dict[str, tuple[str, str]] = {
         "an ASHA or HyperBand reduction_factor so close to 1 (or so many ASHA brackets) that the scheduler would keep "
         "more than 1,000 rungs (ASHA's over all its brackets, HyperBand's over a band) or ASHA more than 1,000 brackets",
     ),
+    "E250": (
+        "objective-not-runnable",
+        "objective.function names an async def or a generator: Ray Tune's function trainable calls it and waits for "
+        "it to return, so it would never train",
+    ),
     # E4xx: running
     "E401": (
         "run-refused",

@@ -315,3 +315,54 @@ def test_a_parent_listed_hundreds_of_times_is_refused_in_bounded_time(tmp_path, 
     assert "the `extends` graph merges more than 100,000 values" in capsys.readouterr().out
     spec.write_text("specc: 1\nname: c\nextends: [parent.yaml, parent.yaml]\n", encoding="utf-8")
     assert main(["validate", str(spec)]) == 0  # listed twice: merged twice, well within the bound
+
+
+# Class 5: an objective Ray's function trainable cannot run is a located problem at validate
+
+OBJECTIVE = """\
+specc: 1
+name: obj
+objective:
+  function: objectives:train
+  params: {lr: 0.01}
+  metrics: [score]
+  max_steps: 8
+tune:
+  metric: score
+  mode: max
+  num_samples: 2
+  space:
+    objective.params.lr: {loguniform: [1.0e-3, 1.0]}
+scheduler:
+  type: pbt
+  perturbation_interval: 2
+  mutations:
+    objective.params.lr: {loguniform: [1.0e-3, 1.0]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "what"),
+    [
+        ("async def train(config):\n    tune.get_checkpoint()\n", "an async def"),
+        ("def train(config):\n    tune.get_checkpoint()\n    yield 1\n", "a generator"),
+        ("def train(config):\n    tune.get_checkpoint()\n    yield from range(3)\n", "a generator"),
+    ],
+)
+def test_an_objective_ray_cannot_run_is_e250(tmp_path, capsys, body, what):
+    (tmp_path / "objectives.py").write_text("from ray import tune\n\n\n" + body, encoding="utf-8")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(OBJECTIVE, encoding="utf-8")
+    assert main(["validate", str(spec)]) == 1
+    assert f"spec.yaml:4:13: error[E250]: objective.function: objectives:train is {what}" in capsys.readouterr().out
+
+
+def test_a_plain_objective_whose_helpers_yield_is_runnable(tmp_path, capsys):
+    body = (
+        "def train(config):\n    tune.get_checkpoint()\n    steps = (i for i in range(3))\n\n"
+        "    def inner():\n        yield 1\n"
+    )
+    (tmp_path / "objectives.py").write_text("from ray import tune\n\n\n" + body, encoding="utf-8")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(OBJECTIVE, encoding="utf-8")
+    assert main(["validate", str(spec)]) == 0, capsys.readouterr().out
