@@ -266,9 +266,12 @@ SEGMENT = st.one_of(
 
 @st.composite
 def set_paths(draw) -> str:
-    segments = draw(st.lists(SEGMENT, min_size=1, max_size=8))
-    if draw(st.booleans()):  # deep: up to 10,000 levels
-        segments += [draw(SEGMENT)] * draw(st.integers(0, 10_000))
+    known = draw(st.sampled_from(["", "model.hidden_sizes", "model", "training.optimizer", "tune.space", "dataset"]))
+    segments = [known] if known else []
+    segments += draw(st.lists(SEGMENT, min_size=0 if known else 1, max_size=6))
+    if draw(st.booleans()):  # deep: up to 10,000 levels, around the 64 a spec may nest
+        depth = draw(st.one_of(st.sampled_from([63, 64, 65, 1_000, 5_000, 10_000]), st.integers(0, 10_000)))
+        segments += [draw(SEGMENT)] * depth
     return ".".join(segments)
 
 
