@@ -122,7 +122,7 @@ def main() -> int:
     parser.add_argument("--no-report", action="store_true", help="time `results` only (no plotly needed)")
     args = parser.parse_args()
     failed = False
-    print(f"{'shape':44} {'command':8} " + " ".join(f"{f'{s}x s/1k':>11}" for s in SIZES) + f" {'16x/1x':>7}")
+    print(f"{'shape':52} {'command':8} " + " ".join(f"{f'{s}x s/1k':>11}" for s in SIZES) + f" {'16x/1x':>7}")
     with tempfile.TemporaryDirectory() as scratch:
         for name, (base, make) in SHAPES.items():
             rows = [max(1, int(base * args.base * size)) for size in SIZES]
@@ -135,7 +135,7 @@ def main() -> int:
                 ratio = figures[-1] / figures[0]
                 failed |= ratio > GOAL_RATIO
                 cells = " ".join(f"{figure:11.4f}" for figure in figures)
-                print(f"{f'{name} ({rows[0]} rows)':44} {command:8} {cells} {ratio:7.2f}")
+                print(f"{f'{name} ({rows[0]} rows)':52} {command:8} {cells} {ratio:7.2f}")
     print(f"goal: every ratio under {GOAL_RATIO}" + (" -- MISSED" if failed else " -- met"))
     return 1 if failed else 0
 
