@@ -50,6 +50,8 @@ def kind_of(mode: int) -> str:
 def real_path(path: str | os.PathLike) -> str:
     """`path` with every symbolic link resolved; an OSError naming the loop when links lead round in a circle
     (Path.resolve raises RuntimeError there), FileNotFoundError when it leads nowhere."""
+    if "\0" in os.fspath(path):  # os.path.realpath raises ValueError on it: an OSError like every other refusal
+        raise OSError(errno.EINVAL, "a file name cannot hold a NUL character")
     try:
         return os.path.realpath(path, strict=True)
     except OSError as error:
@@ -83,8 +85,6 @@ def holds(root: str | os.PathLike, path: str | os.PathLike) -> bool:
 
 def resolve_inside(path: str | os.PathLike, root: str | os.PathLike) -> str:
     """The real path of `path`, which must exist and lie inside `root`; an OSError saying why not."""
-    if "\0" in os.fspath(path):
-        raise OSError(errno.EINVAL, "a file name cannot hold a NUL character")
     real = real_path(path)
     top = real_path(root)
     if not is_inside(real, top):

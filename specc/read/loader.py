@@ -145,10 +145,11 @@ class _Chain:
         self.merged = 0  # values merged so far, the work of the graph: bounded by MAX_MERGED
 
     def load(self, path: FsPath, chain: list[FsPath], origin: str | None) -> tuple[dict, SourceMap]:
-        resolved = _resolved(path)
-        if resolved is None:
-            problem = Problem("E001", f"cannot read the file: {LOOP}", display(path), origin=origin)
-            raise SpecError([problem])
+        try:
+            resolved = _resolved(path)
+        except OSError as error:  # a loop of links, a NUL in the name
+            problem = Problem("E001", f"cannot read the file: {error.strerror}", display(path), origin=origin)
+            raise SpecError([problem]) from None
         if resolved in self.done:
             data, source = self.done[resolved]
             return deep_copy(data), source.copy()
@@ -195,9 +196,10 @@ class _Chain:
     def parent(self, path: FsPath, name: str, here: list[FsPath], at: Mark | None, item_path: Path) -> FsPath:
         """The file `name` (relative to `path`) names, once it is known to be one a spec may extend."""
         shown = excerpt(name)
-        parent = _resolved(path.parent / name)
-        if parent is None:
-            raise SpecError([_problem("E020", f"extends {shown}: {LOOP}", at, item_path)])
+        try:
+            parent = _resolved(path.parent / name)
+        except OSError as error:  # a loop of links, a NUL in the name
+            raise SpecError([_problem("E020", f"extends {shown}: {error.strerror}", at, item_path)]) from None
         if not self.project.holds(parent):
             message = f"extends {shown}, which is outside the project ({self.project.shown()})"
             raise SpecError([_problem("E023", message, at, item_path, WIDEN_HINT)])
@@ -214,16 +216,10 @@ class _Chain:
         return parent
 
 
-LOOP = "its symbolic links lead round in a loop"
-
-
-def _resolved(path: FsPath) -> FsPath | None:
-    """`path` with every link resolved (the read gate's way); None for a loop of links, where Path.resolve raises a
-    RuntimeError."""
-    try:
-        return FsPath(loose_real_path(path))
-    except OSError:
-        return None
+def _resolved(path: FsPath) -> FsPath:
+    """`path` with every link resolved (the read gate's way); an OSError saying why it cannot be (a loop of links,
+    where Path.resolve raises a RuntimeError; a NUL in the name)."""
+    return FsPath(loose_real_path(path))
 
 
 def _problem(code: str, message: str, mark: Mark | None, path: Path, hint: str | None = None) -> Problem:
