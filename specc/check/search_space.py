@@ -16,6 +16,7 @@ from pydantic.errors import PydanticInvalidForJsonSchema
 
 from specc.check.fields import Locator, did_you_mean
 from specc.read.document import Path
+from specc.read.loader import list_index
 from specc.spec.dataset import FILE_TYPES
 from specc.spec.errors import Problem, excerpt
 from specc.spec.experiment import Experiment
@@ -84,9 +85,10 @@ def _path_problem(resolved: dict, parts: list[str]) -> tuple[str, str | None] | 
                 return f"{here} ({kind.strip() or 'section'}) has no field '{part}'", hint
             node = node[part]
         elif isinstance(node, list):
-            if not part.isdigit() or int(part) >= len(node):
-                return f"{part} is not an index of {here}, a list of {len(node)} item(s)", None
-            node = node[int(part)]
+            index = list_index(part)  # `¹` is a digit to str.isdigit, not to int(): one rule for every key path
+            if index is None or index >= len(node):
+                return f"{excerpt(part)} is not an index of {here}, a list of {len(node)} item(s)", None
+            node = node[index]
         elif node is None:
             return f"{here} is not set (null), so it has no '{part}'", f"give {here} a value in the spec first"
         else:
