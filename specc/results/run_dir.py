@@ -20,6 +20,7 @@ import json
 import math
 import os
 import shlex
+from collections import Counter
 from dataclasses import dataclass, field
 
 from specc.read.terminal import csv_text, json_text
@@ -412,10 +413,11 @@ def _title(results: RunResults) -> str:
         diverged = f" (diverged at epoch {printable(str(where.get('epoch')))})" if isinstance(where, dict) else ""
         rows = len(results.rows)
         return f"{printable(results.run_dir)}: {rows} epoch{'s' * (rows != 1)}{diverged}"
-    statuses = [printable(row.get("status") or "unknown") for row in results.rows]
+    statuses = Counter(printable(row.get("status") or "unknown") for row in results.rows)  # one pass: linear
     order = [*STATUS_ORDER, *sorted(set(statuses) - set(STATUS_ORDER))]
-    counts = ", ".join(f"{statuses.count(status)} {status}" for status in order if status in statuses)
-    title = f"{printable(results.run_dir)}: {len(statuses)} trial{'s' * (len(statuses) != 1)}"
+    counts = ", ".join(f"{statuses[status]} {status}" for status in order if status in statuses)
+    trials = len(results.rows)
+    title = f"{printable(results.run_dir)}: {trials} trial{'s' * (trials != 1)}"
     return title + (f" ({counts})" if counts else "")
 
 
@@ -425,7 +427,8 @@ def _shown_rows(results: RunResults, max_rows: int | None) -> list[int]:
         return everything
     if results.kind == "tune" and results.goal_column:
         preferred = _ranked(results.rows, results.goal_column, results.mode)
-        preferred += [i for i in everything if i not in preferred]
+        ranked = set(preferred)
+        preferred += [i for i in everything if i not in ranked]
     else:
         preferred = everything[::-1]
     limit = max(max_rows, 1)
@@ -492,13 +495,15 @@ def short_names(paths: tuple[str, ...] | list[str]) -> list[str]:
     """The shortest tail of each dotted path that no other path ends in, never starting at a list index:
     (`training.optimizer.lr`, `model.hidden_sizes.0`) -> (`lr`, `hidden_sizes.0`)."""
     split = [path.split(".") for path in paths]
-    return [_shortest_tail(parts, [other for other in split if other is not parts]) for parts in split]
+    ends = Counter(tuple(parts[-size:]) for parts in split for size in range(1, len(parts) + 1))  # in one pass
+    return [_shortest_tail(parts, ends) for parts in split]
 
 
-def _shortest_tail(parts: list[str], others: list[list[str]]) -> str:
+def _shortest_tail(parts: list[str], ends: Counter) -> str:
+    """The shortest tail of `parts` that only it ends in (`ends` counts every path's tails)."""
     for size in range(1, len(parts) + 1):
-        tail = parts[-size:]
-        if not tail[0].isdigit() and all(other[-size:] != tail for other in others):
+        tail = tuple(parts[-size:])
+        if not tail[0].isdigit() and ends[tail] == 1:
             return ".".join(tail)
     return ".".join(parts)
 
