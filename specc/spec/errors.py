@@ -137,7 +137,8 @@ CODES: dict[str, tuple[str, str]] = {
     "E241": (
         "scheduler-too-fine",
         "an ASHA or HyperBand reduction_factor so close to 1 (or so many ASHA brackets) that the scheduler would keep "
-        "more than 1,000 rungs (ASHA's over all its brackets, HyperBand's over a band) or ASHA more than 1,000 brackets",
+        "more than 1,000 rungs (ASHA's over all its brackets, HyperBand's over a band) or ASHA more than 1,000 "
+        "brackets",
     ),
     "E250": (
         "objective-not-runnable",
