@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import math
 import operator
-import os
 import re
 from collections.abc import Iterator
 
-from specc.check.conditional import conditional_problems, mapping_entries, nested, parsed
+from specc.check.conditional import conditional_problems
 from specc.check.data import DATA_RULES
 from specc.check.factories import factories_allowed
 from specc.check.fields import Locator, did_you_mean
+from specc.check.numbers import numbers_ray_runs
 from specc.check.objective import check_objective
 from specc.check.search_space import (
     compiled_in,
@@ -29,13 +29,12 @@ from specc.check.search_space import (
     space_entries,
     space_paths,
 )
+from specc.check.travel import excludes_ray_matches_quickly, paths_inside_project, working_dir_holds_spec
 from specc.read.document import Path, SourceMap
 from specc.read.project import Project
-from specc.spec.errors import Problem, excerpt
+from specc.spec.errors import Problem
 from specc.spec.experiment import Experiment
 from specc.spec.model import MODEL_TYPES
-from specc.spec.scalars import INT64_MAX, INT64_MIN, MAX_RESOURCE, RESOURCE_UNIT, past_int64
-from specc.spec.space import Distribution
 from specc.spec.stop import RAY_RESULT_KEYS, parse_condition
 
 LOSS_TASK = {
@@ -86,7 +85,7 @@ def check(experiment: Experiment, source: SourceMap, project: Project | None = N
     at = Locator(source)
     if gate := list(numbers_ray_runs(experiment, at)):
         return gate  # every rule below, and plan and compile, compute with these numbers
-    travels = [*_cluster_paths_inside(experiment, at, project), *_excludes_ray_matches_quickly(experiment, at)]
+    travels = [*paths_inside_project(experiment, at, project), *excludes_ray_matches_quickly(experiment, at)]
     if experiment.objective is not None:
         return [*_objective_rules(experiment, at), *check_objective(experiment, at, project), *travels]
     if not experiment.trains_model():
@@ -96,117 +95,6 @@ def check(experiment: Experiment, source: SourceMap, project: Project | None = N
         found.extend(rule(experiment, at))
     found.extend(factories_allowed(experiment, at, project))
     return found + travels
-
-
-def _cluster_paths_inside(e: Experiment, at: Locator, project: Project | None) -> Iterator[Problem]:
-    """E023: cluster.working_dir and every local path of cluster.runtime_env (py_modules, a pip or conda file) lie
-    inside the project, links followed: what a job ships reaches every node of a shared cluster."""
-    from specc.spec.cluster import paths_outside
-
-    if project is None:
-        return
-    for code, message, path, hint in paths_outside(e.cluster, str(project.spec_dir), project.holds, project.shown()):
-        yield at(code, message, path, hint)
-
-
-WILDCARDS_AT_MOST = 3
-"""Wildcards (`*`, `**`) in one `cluster.excludes` pattern. Ray matches excludes with pathspec's regular
-expressions, which backtrack: measured here on a 255-letter name, `*a*a*b` takes 9 ms, `*a*a*a*b` 0.5 s and
-`*a*a*a*a*b` 34 s; `**/a/**/a/**/a/**/a/**/b` over a deep path 14 s. specc's own matcher is linear
-(execute/excludes.py), but `specc run --address` and a compiled script hand the patterns to Ray."""
-
-
-def _excludes_ray_matches_quickly(e: Experiment, at: Locator) -> Iterator[Problem]:
-    """E403: an exclude pattern with more wildcards than WILDCARDS_AT_MOST."""
-    for i, pattern in enumerate(e.cluster.excludes or ()):
-        wildcards = len(re.findall(r"\*+", pattern))
-        if wildcards > WILDCARDS_AT_MOST:
-            yield at(
-                "E403",
-                f"{excerpt(pattern)} has {wildcards} wildcards: Ray matches exclude patterns with regular expressions "
-                f"that can take minutes per file past {WILDCARDS_AT_MOST}",
-                ("cluster", "excludes", i),
-                f"at most {WILDCARDS_AT_MOST} `*` or `**` in a pattern; split it into simpler patterns",
-            )
-
-
-# -- numbers Ray can run: the gate before every rule, plan and compile -----------------------------
-def numbers_ray_runs(e: Experiment, at: Locator) -> Iterator[Problem]:
-    """E240: integers past int64, distributions whose sampling overflows a float, resources past Ray's, a search of
-    more trials than int64 counts; E241: a scheduler with more rungs or brackets than RUNGS_AT_MOST. Each group
-    computes with the numbers the one before it cleared, so the first that finds anything is the last to run."""
-    for group in (_ints_past_int64, _distributions_past_ray, _amounts_past_ray, _schedulers_past_ray):
-        found = list(group(e, at))
-        if found:
-            yield from found
-            return
-
-
-def _ints_past_int64(e: Experiment, at: Locator) -> Iterator[Problem]:
-    """Every integer the spec writes (objective.params' own values aside: the function takes them as they are)."""
-    data = e.model_dump(warnings=False)  # a section left out by _checks_without is None where a union belongs
-    if data.get("objective"):
-        data["objective"]["params"] = {}
-    for path, value in _numbers(data, ()):
-        if past_int64(value) and (path in at.source.values or not at.source.values):  # written, not derived
-            message = f"{excerpt(value)} is past what Ray can run: Ray, numpy and torch count in 64-bit integers"
-            yield at("E240", message, path, f"at most {INT64_MAX}" if value > 0 else f"at least {INT64_MIN}")
-
-
-def _numbers(value, path: Path) -> Iterator[tuple[Path, object]]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _numbers(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _numbers(item, (*path, index))
-    elif isinstance(value, int | float):
-        yield path, value
-
-
-def _distributions_past_ray(e: Experiment, at: Locator) -> Iterator[Problem]:
-    """tune.space's distributions, pbt's mutations, and those inside a conditional choice's options."""
-    found = [((*where, key), entry) for _kind, where, entries in space_entries(e) for key, entry in entries.items()]
-    for key, entry in mapping_entries(e):
-        for index, option in enumerate(entry.args):
-            inside = nested(option) if isinstance(option, dict) else ()
-            found += [(("tune", "space", key, entry.kind, index, *part), parsed(raw)) for part, raw in inside]
-    for where, distribution in found:
-        past = distribution.past_ray() if isinstance(distribution, Distribution) else None
-        if past:
-            index, message, hint = past
-            yield at("E240", f"{distribution.kind}: {message}", (*where, distribution.kind, index), hint)
-
-
-def _amounts_past_ray(e: Experiment, at: Locator) -> Iterator[Problem]:
-    """Resources past the most a Ray node can have or below its unit, and a search of more trials than int64 counts."""
-    scaling = e.scaling
-    amounts = {("scaling", "resources_per_worker", k): v for k, v in (scaling.resources_per_worker or {}).items()}
-    amounts[("scaling", "data_cpus")] = scaling.data_cpus or 0
-    for path, amount in amounts.items():
-        if amount > MAX_RESOURCE:
-            message = f"{amount:g} is past the most of a resource a Ray node can have ({MAX_RESOURCE:g})"
-            yield at("E240", message, path, f"at most {MAX_RESOURCE:g}")
-        elif 0 < amount < RESOURCE_UNIT:  # Ray: "cannot go beyond 0.0001" (int(amount * 10000) == 0)
-            message = f"{amount:g} is less than Ray's unit of a resource ({RESOURCE_UNIT:g}): Ray refuses it"
-            yield at("E240", message, path, f"0, or at least {RESOURCE_UNIT:g}")
-    if e.tune is not None:
-        grids = [len(entry.args) for entry in e.tune.space.values() if entry.kind == "grid"]
-        trials = (e.tune.num_samples + len(e.tune.search.points_to_evaluate)) * math.prod(grids)
-        if trials > INT64_MAX:
-            message = f"num_samples x {excerpt(math.prod(grids))} grid combinations is past the trials Ray counts"
-            yield at("E240", message, ("tune", "num_samples"), f"at most {INT64_MAX} trials")
-
-
-def _schedulers_past_ray(e: Experiment, at: Locator) -> Iterator[Problem]:
-    scheduler = e.scheduler
-    if scheduler is not None and scheduler.type in ("asha", "hyperband"):
-        if found := scheduler.too_fine():
-            field, message, hint = found
-            yield at("E241", message, ("scheduler", field), hint, also=("scheduler", "max_t"))
-    elif scheduler is not None and scheduler.type == "pbt" and (found := scheduler.past_ray()):
-        field, message, hint = found
-        yield at("E240", message, ("scheduler", field), hint)
 
 
 # -- sections that need others ------------------------------------------------------------------
@@ -844,47 +732,6 @@ def _iteration_problem(shown: str, op: str, value: float, budget: tuple, stops: 
 
 def _plain(value: float) -> str:
     return str(int(value)) if value == int(value) else repr(value)
-
-
-# -- the job's working directory --------------------------------------------------------------------
-def working_dir_holds_spec(e: Experiment, at: Locator) -> Iterator[Problem]:
-    """cluster.working_dir (relative to the spec) is a directory that holds the spec: custom factories and data
-    paths are found relative to the spec, on every node, only when they travel inside the working directory."""
-    chosen = e.cluster.working_dir
-    top = at.source.locate(())
-    if not chosen or top is None or not top.file:
-        return
-    spec_dir = os.path.dirname(os.path.abspath(top.file))
-    directory = os.path.normpath(os.path.join(spec_dir, chosen))
-    where = ("cluster", "working_dir")
-    if not os.path.isdir(directory):
-        yield at("E403", f"{chosen} ({directory}) is not a directory", where, "a path relative to the spec's directory")
-    elif wide := too_wide(directory):
-        yield at(
-            "E403",
-            f"{chosen} is {wide}: every file below it would travel to every node of the cluster "
-            "(keys, credentials, other projects)",
-            where,
-            "the project's own directory, e.g. '..' for the project above specs/",
-        )
-    elif os.path.relpath(spec_dir, directory).startswith(".."):
-        yield at(
-            "E403",
-            f"{directory} does not hold the spec's directory {spec_dir}: custom factories and data files found "
-            "relative to the spec would not travel with the job",
-            where,
-            "a directory that contains the spec, e.g. '..' for the project above specs/",
-        )
-
-
-def too_wide(directory: str) -> str | None:
-    """What a working directory is when it is the file system's root or the user's home directory (None when it
-    is neither): neither is ever a project to ship whole."""
-    real = os.path.realpath(directory)
-    if real == os.path.realpath(os.sep):
-        return "the file system's root"
-    home = os.path.expanduser("~")
-    return f"the home directory {home}" if home != "~" and real == os.path.realpath(home) else None
 
 
 def extras_installed(e: Experiment, at: Locator) -> Iterator[Problem]:

@@ -295,7 +295,7 @@ def _inside(path: str, directory: str) -> bool:
 
 
 def _too_wide(directory: str) -> str | None:
-    from specc.check.rules import too_wide
+    from specc.check.travel import too_wide
 
     return too_wide(directory)
 

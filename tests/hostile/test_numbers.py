@@ -5,7 +5,7 @@ validate; `randint`/`lograndint` past int64 and a hyperband over 10^40 epochs we
 reduction_factor 1.0000001 took 46 million rungs (1.9 GB and 43 s here, 15.8 GB reported) at compile and never
 finished plan; a hyperband plan over a billion samples listed 35 million brackets (2.6 GB at the 60 s timeout, 12.7 GB
 reported); a PBT plan over 10^12 epochs looped over every epoch into a MemoryError. After: one gate
-(specc.check.rules.numbers_ray_runs) refuses the numbers past what Ray can run, E240/E241 located where they are
+(specc.check.numbers.numbers_ray_runs) refuses the numbers past what Ray can run, E240/E241 located where they are
 written, and plan and compile count in closed form, listing at most 20 of anything.
 """
 
