@@ -82,9 +82,9 @@ def evaluate_run(
     if in_run:
         write_in_run(run.run_dir, os.path.basename(target), text)
     else:
-        from specc.compiler.files import write_atomic
+        from specc.read.files import write_file
 
-        write_atomic(target, text)
+        write_file(target, text)
     return found
 
 

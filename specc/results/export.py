@@ -57,7 +57,7 @@ def export_run(
     """Exports the best checkpoint of the run in `run_dir` as `fmt` to `output` and writes its preprocessing JSON
     beside it."""
     from specc.compiler.after import compile_after
-    from specc.compiler.files import write_atomic
+    from specc.read.files import write_file
 
     output = os.fspath(output)
     if fmt not in FORMATS:
@@ -86,7 +86,7 @@ def export_run(
         lambda module: module.export_checkpoint(best.directory, fmt, output, address=address),
     )
     text = json.dumps(_described(trained, fmt, output, checked), indent=1, sort_keys=True) + "\n"
-    write_atomic(described, text)
+    write_file(described, text)
     return Export(best, fmt, output, described, checked, script)
 
 

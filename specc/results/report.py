@@ -57,9 +57,10 @@ def write_report(run: RunResults | str | os.PathLike, out: str | os.PathLike | N
 
     A report in the run directory is never written through a symbolic link: a run directory may be someone
     else's, and a report.html they linked to a file of yours must not replace it."""
-    from specc.compiler.files import write_atomic
+    from specc.read.files import write_file
 
     results = run if isinstance(run, RunResults) else read_run(os.path.abspath(run))  # named wherever it is opened
+    within = results.run_dir if out is None else None  # the default report.html stays inside the run directory
     if out is None:
         out = os.path.join(results.run_dir if isinstance(run, RunResults) else os.fspath(run), "report.html")
     _refuse_a_link_in_the_run(results.run_dir, os.fspath(out))
@@ -68,7 +69,7 @@ def write_report(run: RunResults | str | os.PathLike, out: str | os.PathLike | N
         raise UsageError(f"{out}: is a directory; give the report's file name, e.g. {os.path.join(out, 'report.html')}")
     page = report_html(results)
     try:
-        write_atomic(out, page)
+        write_file(out, page, within=within)
     except OSError as error:
         raise UsageError(f"{out}: cannot be written: {error.strerror}") from None
     return out
