@@ -110,6 +110,7 @@ def test_workers_find_the_spec_directory_in_the_shipped_copy(project, monkeypatc
 
 
 def test_cluster_working_dir_above_the_spec(tmp_path):
+    (tmp_path / ".git").mkdir()  # the project: a working directory above it is E023
     (tmp_path / "specs").mkdir()
     spec = tmp_path / "specs" / "spec.yaml"
     spec.write_text(SPEC + 'cluster: {working_dir: ".."}\n', encoding="utf-8")
