@@ -62,11 +62,16 @@ def real_path(path: str | os.PathLike) -> str:
 
 def loose_real_path(path: str | os.PathLike) -> str:
     """`path` with the links that exist resolved (a missing tail kept as written); a loop is an OSError."""
-    try:
-        return real_path(path)
-    except FileNotFoundError:
-        parent, name = os.path.split(os.path.abspath(path))
-        return os.path.join(loose_real_path(parent), name) if parent != os.path.abspath(path) else parent
+    head, missing = os.path.abspath(path), []
+    while True:  # up the tree to the deepest part that exists (a loop: no recursion, whatever the depth)
+        try:
+            return os.path.join(real_path(head), *reversed(missing))
+        except FileNotFoundError:
+            parent, name = os.path.split(head)
+            if parent == head:
+                return os.path.join(head, *reversed(missing))
+            head = parent
+            missing.append(name)
 
 
 def is_inside(path: str | os.PathLike, root: str | os.PathLike) -> bool:

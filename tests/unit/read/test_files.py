@@ -174,3 +174,13 @@ def test_a_walk_is_bounded(tmp_path, monkeypatch):
         (tmp_path / f"f{i}").write_text("")
     with pytest.raises(OSError, match="holds more than 10 entries"):
         list(walk_files(tmp_path))
+
+
+def test_a_path_deeper_than_the_recursion_limit_resolves(tmp_path):
+    """A missing path of 1,800 parts (an `extends` entry, a --root) is resolved up the tree in a loop, not by
+    recursion: no RecursionError at validate."""
+    from specc.read.files import holds, loose_real_path
+
+    deep = tmp_path.joinpath(*["a"] * 1800, "x.yaml")
+    assert loose_real_path(deep) == str(deep)
+    assert holds(tmp_path, deep) and not holds(deep, tmp_path)
