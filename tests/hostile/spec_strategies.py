@@ -507,8 +507,10 @@ def schema_specs(draw) -> dict:
         for key in ("objective",) if draw(st.booleans()) else ("model", "dataset", "training"):
             spec.pop(key, None)
     if isinstance(spec.get("model"), dict):
-        kind = spec["model"].get("type")
-        spec["framework"] = {"torchvision": "torch", "keras_application": "tensorflow"}.get(kind, spec.get("framework"))
+        kind = spec["model"].get("type")  # a hostile leaf may stand there: a list, a mapping
+        frameworks = {"torchvision": "torch", "keras_application": "tensorflow"}
+        if isinstance(kind, str) and kind in frameworks:
+            spec["framework"] = frameworks[kind]
     return spec
 
 
