@@ -194,9 +194,9 @@ class _Walk:
             return self.leave(relative, "a link to nothing", link=True)
         except OSError:
             return self.leave(relative, "a link in a loop (it leads round to itself)", link=True)
-        if not _inside(target, self.real_root):
+        if not files.is_inside(target, self.real_root):
             return self.leave(relative, f"a link out of the working directory, to {target}", link=True)
-        if os.path.isdir(target) and any(_inside(directory, target) for directory in above):
+        if os.path.isdir(target) and any(files.is_inside(directory, target) for directory in above):
             return self.leave(relative, "a link to a directory above it (a loop)", link=True)
         return target
 
@@ -288,10 +288,6 @@ def _lines(text: str) -> list[str]:
 
 def root_name(root: str) -> str:
     return f"the working directory {root}"
-
-
-def _inside(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
 def _too_wide(directory: str) -> str | None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specc.read.files import is_inside
 from specc.read.terminal import pass_on, write_err
 from specc.results.best_checkpoint import BestCheckpoint, best_checkpoint
 from specc.results.run_files import RunFiles
@@ -109,7 +110,7 @@ def _default_root(run_dir: str, project_root) -> str:
     if os.path.lexists(tree / ".git"):
         return str(tree)
     here, real = os.path.realpath(os.getcwd()), os.path.realpath(run_dir)
-    return here if real.startswith(here.rstrip(os.sep) + os.sep) else real
+    return here if real != here and is_inside(real, here) else real
 
 
 def _recorded_spec(run_dir: str, name: str, project, adjust):

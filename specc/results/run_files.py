@@ -24,6 +24,7 @@ import json
 import math
 import os
 
+from specc.read.files import is_inside
 from specc.spec.errors import Problem, printable
 
 TABLE_BYTES = 64 << 20  # results.csv, a trial's result.json or progress.csv: a long search's, with room to spare
@@ -53,7 +54,7 @@ class RunFiles:
     def inside(self, name: str) -> bool:
         """Whether `name` (symbolic links followed) is a file of the run directory, and not of elsewhere."""
         real = os.path.realpath(self.path(name))
-        return real.startswith(self.root.rstrip(os.sep) + os.sep)
+        return real != self.root and is_inside(real, self.root)  # the run directory itself is no file of it
 
     def exists(self, name: str) -> bool:
         """Whether `name` is a regular file of the run directory (what a suggested command may name)."""
