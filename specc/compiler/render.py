@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from specc.read.terminal import escaped
 from specc.spec.errors import Problem, SpecError, UsageError
 
 WIDTH = 120  # the generated code's line length (ruff format's, as configured in pyproject.toml)
@@ -48,8 +49,8 @@ def literal(value) -> str:
         if math.isinf(value):
             return 'float("inf")' if value > 0 else '-float("inf")'
         return repr(value)
-    if isinstance(value, int | str):  # `##[` (a CI log's legacy command, anywhere in a line) as an escape
-        return repr(value) if not isinstance(value, str) else _string(value).replace("##[", "##\\x5b")
+    if isinstance(value, int | str):  # a CI log's `##[` command as an escape: the print gate's rule, in Python
+        return repr(value) if not isinstance(value, str) else escaped(_string(value))
     if isinstance(value, list):
         return "[" + ", ".join(literal(item) for item in value) + "]"
     if isinstance(value, tuple):
@@ -65,24 +66,13 @@ def _triple_quoted(text: str) -> str:
     out = []
     for char in text.replace("\\", "\\\\"):
         out.append(char if char == "\n" or char.isprintable() else repr(char)[1:-1])
-    body = _no_workflow_commands("".join(out).replace('"', '\\"'))
+    # a line opening `::` or holding `##[` (a CI log showing the file acts on them) in the print gate's escapes,
+    # which Python reads back as the same text
+    body = escaped("".join(out).replace('"', '\\"'))
     source = f'"""{body}"""'
     if ast.literal_eval(source) != text:  # never emit a literal that reads back differently
         raise ValueError("docstring does not round-trip")
     return source
-
-
-def _no_workflow_commands(body: str) -> str:
-    """A docstring's lines with what a CI log would act on written as escapes Python reads back the same: a line
-    that starts with `::` (a GitHub workflow command, when a log shows the file) and `##[` anywhere (the older
-    form); the text of the docstring is unchanged."""
-    lines = []
-    for line in body.split("\n"):
-        stripped = line.lstrip()
-        if stripped.startswith("::"):
-            line = line[: len(line) - len(stripped)] + "\\x3a" + stripped[1:]
-        lines.append(line.replace("##[", "##\\x5b"))
-    return "\n".join(lines)
 
 
 def _string(text: str) -> str:
