@@ -116,11 +116,19 @@ def _scheduler_lines(report: dict) -> list[str]:
             f"median_stopping: from {unit} {s['grace_period']}, once {s['min_samples_required']} other trials have "
             f"results, a trial below their median {action}"
         ]
-    count = s.get("perturbation_count", len(s["perturbation_epochs"]))
-    epochs_list = _listed([str(e) for e in s["perturbation_epochs"]], count) or "none"
     share = f"{s['quantile_fraction']:.0%}"
-    lines = [f"{kind}: exploit/explore at {unit}s {epochs_list} (the bottom {share} copy the top {share})"]
+    lines = [f"{kind}: exploit/explore {_perturbed_at(s, epochs, unit)} (the bottom {share} copy the top {share})"]
     return lines + [_clip_line(clip) for clip in s.get("keep_in_bounds", [])]
+
+
+def _perturbed_at(s: dict, epochs: int | None, unit: str) -> str:
+    """`at steps 4, 8, 12`; with no bound on a trial's steps (objective.max_steps null), the interval instead:
+    `every 4 steps from step 4 on, for as long as a trial runs`."""
+    if epochs is None:
+        first = max(s["perturbation_interval"], s.get("burn_in_period", 0))
+        return f"every {_count(s['perturbation_interval'], unit)} from {unit} {first} on, for as long as a trial runs"
+    count = s.get("perturbation_count", len(s["perturbation_epochs"]))
+    return f"at {unit}s {_listed([str(e) for e in s['perturbation_epochs']], count) or 'none'}"
 
 
 def _clip_line(clip: dict) -> str:
