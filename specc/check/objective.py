@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from pathlib import Path
 
 from specc.check.factories import _defined_names, _module_file, _project_dirs, parsed_module, refusal
 from specc.check.fields import Locator
 from specc.check.search_space import donors_kept
+from specc.check.trainable import derives_from_trainable
 from specc.read.document import SourceMap
 from specc.read.project import Project
 from specc.spec.errors import Problem
@@ -190,6 +192,12 @@ def _checkpoints(e: Experiment, at: Locator, project: Project | None) -> Iterato
 
 def _definition(e: Experiment, project: Project) -> ast.AST | None:
     """The `def`, `async def` or `class` the objective names, parsed, never imported (None: not readable here)."""
+    found = _located_definition(e, project)
+    return found[0] if found else None
+
+
+def _located_definition(e: Experiment, project: Project) -> tuple[ast.AST, ast.Module, Path] | None:
+    """The objective's definition, the tree of its module and the module's file (None: not readable here)."""
     module, _, name = e.objective.function.partition(":")
     source = _module_file(module, _project_dirs(e, project))
     if source is None or source.suffix != ".py" or name not in (_defined_names(source) or ()):
@@ -197,13 +205,19 @@ def _definition(e: Experiment, project: Project) -> ast.AST | None:
     tree = parsed_module(source)
     kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
     found = (node for node in ast.walk(tree) if isinstance(node, kinds) and node.name == name) if tree else ()
-    return next(found, None)
+    definition = next(found, None)
+    return (definition, tree, source) if definition is not None else None
 
 
 def _runnable(e: Experiment, at: Locator, project: Project) -> Iterator[Problem]:
     """Ray Tune calls a function trainable and waits for it to return: an `async def` gives a coroutine that never
-    runs, a generator (a `yield` in its body) an iterator nothing reads; neither trains (E250)."""
-    function = _definition(e, project)
+    runs, a generator (a `yield` in its body) an iterator nothing reads; neither trains (E250). A class it would
+    build and never step (E251)."""
+    found = _located_definition(e, project)
+    function = found[0] if found else None
+    if isinstance(function, ast.ClassDef):
+        yield _a_class(e, at, project, *found)
+        return
     if isinstance(function, ast.AsyncFunctionDef):
         what = "an async def: Ray Tune calls it and gets a coroutine that never runs"
     elif isinstance(function, ast.FunctionDef) and any(isinstance(node, ast.Yield | ast.YieldFrom) for node in
@@ -213,6 +227,30 @@ def _runnable(e: Experiment, at: Locator, project: Project) -> Iterator[Problem]
         return
     hint = "a plain def(config) that calls tune.report(...) for each step (asyncio.run(...) inside it, if need be)"
     yield at("E250", f"{e.objective.function} is {what}", ("objective", "function"), hint)
+
+
+def _a_class(e: Experiment, at: Locator, project: Project, cls: ast.ClassDef, tree: ast.Module, source: Path):
+    """E251: objective.function names a class. Ray Tune's function trainable calls it once with the config: a
+    ray.tune.Trainable subclass is built and never stepped (the run ended in Ray's 'did not include the specified
+    metric(s)'), any other class built and never heard from. SPEC §13: a Trainable goes under objective.trainable."""
+    where = ("objective", "function")
+    if derives_from_trainable(cls, tree, source, _project_dirs(e, project), project.root):
+        return at(
+            "E251",
+            f"{e.objective.function} is a ray.tune.Trainable class: objective.function names a function, which Ray "
+            "Tune calls once with the config, so the class would be built and never stepped",
+            where,
+            "a Trainable class is objective.trainable (coming in the next release); until then, wrap it in a "
+            "function: a def(config) that builds it and calls tune.report(...) with each step()'s result",
+        )
+    return at(
+        "E251",
+        f"{e.objective.function} is a class, not a function: Ray Tune would call it once with the config, build an "
+        "instance and get no reports",
+        where,
+        "name a def(config) that calls tune.report(...) for each step (a ray.tune.Trainable class is "
+        "objective.trainable, coming in the next release)",
+    )
 
 
 def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
@@ -228,7 +266,7 @@ def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
 def _calls_get_checkpoint(e: Experiment, project: Project) -> bool | None:
     """Whether the objective function's own body calls get_checkpoint (None: its source cannot be read here)."""
     function = _definition(e, project)
-    if function is None:
+    if function is None or isinstance(function, ast.ClassDef):  # a class is E251, whatever it calls
         return None
     for node in ast.walk(function):
         if isinstance(node, ast.Call):

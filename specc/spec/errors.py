@@ -145,6 +145,11 @@ CODES: dict[str, tuple[str, str]] = {
         "objective.function names an async def or a generator: Ray Tune's function trainable calls it and waits for "
         "it to return, so it would never train",
     ),
+    "E251": (
+        "objective-is-a-class",
+        "objective.function names a class: Ray Tune's function trainable would build it once and never step it; a "
+        "ray.tune.Trainable subclass is objective.trainable (next release), anything else a def(config)",
+    ),
     # E4xx: running
     "E401": (
         "run-refused",
