@@ -105,7 +105,9 @@ class Cluster(Section):
     """Local Ray (address null) or an existing cluster; the job's code travels in its runtime environment."""
 
     address: Annotated[str, AfterValidator(_check_address)] | None = describe(
-        "null: start a local Ray; auto: the cluster this machine belongs to; host:port; ray://host:port.", None
+        "null: start a Ray of the run's own (RAY_ADDRESS, when set, names a cluster instead), even when another "
+        "runs on this machine; auto: the Ray `ray start` recorded on this machine; host:port; ray://host:port.",
+        None,
     )
     runtime_env: RuntimeEnv = describe("Ray runtime environment for the job's workers.", RuntimeEnv.model_construct())
     working_dir: PathStr | None = describe(

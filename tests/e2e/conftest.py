@@ -232,11 +232,10 @@ class Done:
 
 
 def subprocess_env() -> dict:
-    """This environment with RAY_ADDRESS=local: a child that is given no address starts a Ray of its own, as
-    on a machine with no other Ray, instead of joining one that `ray start` left running here (an explicit
-    --address still wins)."""
-    env = dict(os.environ)
-    env["RAY_ADDRESS"] = "local"
+    """This environment without RAY_ADDRESS: a child given no address starts a Ray of its own, as specc's runs do
+    on a user's machine, whatever Ray runs here already (tests/e2e/test_which_ray.py); an explicit --address
+    joins one."""
+    env = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}
     env["PYTHONUNBUFFERED"] = "1"
     return env
 

@@ -66,7 +66,9 @@ def test_a_train_run_prints_only_specc_and_keeps_rays_output_in_ray_log(tmp_path
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert_clean(done)
-    assert re.search(r"^Ray dashboard: http://127\.0\.0\.1:\d+$", done.stdout, re.M), done.stdout
+    assert re.search(
+        r"^Ray: a local Ray of this run.s own, 2 CPUs; dashboard http://127\.0\.0\.1:\d+$", done.stdout, re.M
+    ), done.stdout
     assert re.search(r"^digits-mlp: epoch 1/1  train_loss \S+ .* elapsed \S+", done.stdout, re.M), done.stdout
     run_dir = tmp_path / "digits-mlp"
     out = done.stdout.strip().splitlines()
