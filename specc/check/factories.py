@@ -6,7 +6,8 @@ A spec alone must not run code: `factory: os:system` with `kwargs: {command: ...
 no Python file in the project, and `builtins:exec` or a name a module merely re-exports (`subprocess:os`) would do
 the same, and so would a function of an installed package that is itself a code-execution gadget
 (`yaml:unsafe_load` with a `!!python/object/apply` string in its kwargs). So the module is found the way the run will
-find it (the spec's directory first on sys.path, then the installed packages), an installed one must be in a
+find it (the spec's directory, then cluster.working_dir, first on sys.path: import_dirs; then the installed
+packages), an installed one must be in a
 trusted namespace, its source is parsed, and the name must be a `def` or `class` at its top level.
 """
 
@@ -39,14 +40,30 @@ def factories_allowed(e: Experiment, at: Locator, project: Project | None) -> It
             yield at(code, message, (section, "factory"), hint)
 
 
+def import_dirs(e: Experiment, spec_dir: str | os.PathLike) -> list[str]:
+    """Where a run imports the project's modules from (custom factories, an objective), in this order, relative to
+    the spec's directory: the spec's directory ("."), then cluster.working_dir when the spec names another (".." for
+    the project above specs/). One rule for validate and run: validate looks modules up in these directories
+    (_project_dirs); the compiler hands the same list to the script (IMPORT_DIRS), whose use_spec_dir puts them on
+    sys.path in the driver and in every Ray worker and Tune trial, local or not, as Ray puts a job's working
+    directory on its workers' import path on a cluster."""
+    dirs = ["."]
+    chosen = e.cluster.working_dir
+    if chosen:
+        relative = os.path.relpath(os.path.normpath(os.path.join(spec_dir, chosen)), spec_dir)
+        dirs += [relative] if relative != "." else []
+    return dirs
+
+
 def _project_dirs(e: Experiment, project: Project) -> list[str]:
-    """Where the run looks for a project module: the spec's directory, and on a cluster the shipped working
-    directory too (Ray puts it first on the workers' PYTHONPATH) when it is inside the project."""
+    """import_dirs as absolute paths, less a working directory outside the project (E023 says so; nothing there is
+    looked at)."""
     from specc.read.files import holds, loose_real_path
 
     dirs = [str(project.spec_dir)]
-    if e.cluster.working_dir and holds(project.root, project.spec_dir / e.cluster.working_dir):
-        dirs.append(loose_real_path(project.spec_dir / e.cluster.working_dir))
+    for relative in import_dirs(e, project.spec_dir)[1:]:
+        if holds(project.root, project.spec_dir / relative):
+            dirs.append(loose_real_path(project.spec_dir / relative))
     return dirs
 
 

@@ -9,6 +9,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 
+from specc.check.factories import import_dirs
 from specc.compiler import travels
 from specc.plan.shape import shape_of
 from specc.spec import Experiment
@@ -32,6 +33,7 @@ class Plan:
     working_dir: str | None  # shipped to a cluster's nodes, relative to the script's directory; None: not needed
     excludes: list[str]  # what stays behind (Ray's patterns, relative to working_dir)
     spec_dir_in_working_dir: str  # where custom factories are found on a node
+    import_dirs: list[str]  # where the project's modules are imported from, relative to spec_dir (check/factories.py)
     config: dict  # the CONFIG literal: resolved model, dataset and training sections
     data_source: str  # in_memory | files | torchvision | keras_dataset | image_folder
     loader: str  # torch_dataloader | ray_data
@@ -88,6 +90,7 @@ def plan(experiment: Experiment, script_dir: str | None = None) -> Plan:
         else None,
         excludes=travels.excludes(experiment, spec_file),
         spec_dir_in_working_dir=travels.spec_dir_in_working_dir(experiment, spec_file),
+        import_dirs=import_dirs(experiment, travels.spec_dir(spec_file)),
         config=_config(experiment, spec_dir),
         data_source=data_source,
         loader=loader,
@@ -110,6 +113,7 @@ def _objective_plan(experiment: Experiment, spec_file: str, spec_dir: str, here:
         working_dir=os.path.relpath(travels.working_dir(experiment, spec_file), here),
         excludes=travels.excludes(experiment, spec_file),
         spec_dir_in_working_dir=travels.spec_dir_in_working_dir(experiment, spec_file),
+        import_dirs=import_dirs(experiment, travels.spec_dir(spec_file)),
         config=experiment.objective.params,
         data_source="none",
         loader="none",
