@@ -72,13 +72,19 @@ class OtherRay:
             self.process = subprocess.Popen(
                 command, env=self.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
             )
-        recorded = Path(tmpdir) / "ray" / "ray_current_cluster"  # host:port, the host as Ray names this node
+        self.address = ""
+        self.recorded = Path(tmpdir) / "ray" / "ray_current_cluster"
+
+    def wait(self) -> OtherRay:
+        """Until `ray start` has recorded its address (host:port, the host as Ray names this node)."""
+        log, recorded = self.log, self.recorded
         deadline = time.monotonic() + 90
         while not (recorded.exists() and recorded.read_text().strip().endswith(f":{self.port}")):
             assert self.process.poll() is None, log.read_text(errors="replace")[-3000:]
             assert time.monotonic() < deadline, f"no address recorded: {log.read_text(errors='replace')[-3000:]}"
             time.sleep(0.3)
         self.address = recorded.read_text().strip()
+        return self
 
     def stop(self) -> None:
         """SIGTERM to `ray start --block`, then SIGKILL to what is left of its group: Ray's processes on this node."""
@@ -95,7 +101,7 @@ class OtherRay:
 def other_ray(ray_tmpdir, tmp_path_factory):
     ray = OtherRay(ray_tmpdir, tmp_path_factory.mktemp("other-ray") / "ray-start.log")
     try:
-        yield ray
+        yield ray.wait()
     finally:
         ray.stop()
 
