@@ -88,7 +88,7 @@ def curves(results: RunResults) -> list[Curve]:
             name=row.get("trial_id") or "?",
             status=row.get("status"),
             config={path: row.get(path) for path in space},
-            epochs=tuple(trial_history(files, row.get("trial_id") or "", diverged)),
+            epochs=tuple(trial_history(files, row.get("trial_id") or "", diverged, results.epoch_shift)),
             best=index == results.best_row,
         )
         for index, row in enumerate(results.rows)
@@ -101,17 +101,27 @@ def curves(results: RunResults) -> list[Curve]:
     return lines
 
 
-def trial_history(files: RunFiles, trial_id: str, diverged: list[str] | None = None) -> list[dict]:
+def trial_history(
+    files: RunFiles, trial_id: str, diverged: list[str] | None = None, shift: int | None = 0
+) -> list[dict]:
     """Each epoch the trial reported along the run that ended it, in epoch order (see _in_epoch_order): its
     result.json, else its progress.csv; [] when it has neither. A trial id that cannot name a directory (a `/`, a
     NUL) has no epochs. `diverged` collects the result.json files holding a non-finite number, which curves() warns
-    of once for the whole run."""
+    of once for the whole run. `shift` is added to each reported epoch (RunResults.epoch_shift: 1 for a run an
+    earlier specc wrote, which counted epochs from 0); None: 1 if the trial reported an epoch 0, else 0."""
     if not trial_id or "/" in trial_id or "\0" in trial_id or os.sep in trial_id:
         return []
     directory = f"trial_{trial_id}"
     reported = _json_lines(files, os.path.join(directory, "result.json"), diverged if diverged is not None else [])
     if not reported:
         reported = _progress_csv(files, os.path.join(directory, "progress.csv"))
+    if shift is None:
+        shift = 1 if any(_finite(result.get("epoch")) and result["epoch"] == 0 for result in reported) else 0
+    if shift:
+        reported = [
+            {**result, "epoch": result["epoch"] + shift} if _finite(result.get("epoch")) else result
+            for result in reported
+        ]
     return list(_in_epoch_order(reported))
 
 
@@ -158,13 +168,14 @@ def _in_epoch_order(reported: list[dict]) -> tuple[dict, ...]:
     """One dict per epoch along the run that ended the trial, in epoch order: a report of an epoch at or before one
     already kept is the trial gone back (a retry or a resume from its last checkpoint, or from the start without one;
     a pause; PBT's exploit), and what the earlier run reported from that epoch on is left out, as results.csv leaves
-    it out. A result without a finite `epoch` counts by its training_iteration (1-based), else by its place."""
+    it out. A result without a finite `epoch` counts by its training_iteration, else by its place (both from 1, as
+    epochs count)."""
     kept: list[dict] = []
-    for place, result in enumerate(reported):
+    for place, result in enumerate(reported, 1):
         epoch = result.get("epoch")
         if not _finite(epoch):
             iteration = result.get("training_iteration")
-            epoch = iteration - 1 if _finite(iteration) else place
+            epoch = iteration if _finite(iteration) else place
         while kept and kept[-1]["epoch"] >= epoch:
             kept.pop()
         kept.append({**result, "epoch": epoch})

@@ -12,6 +12,13 @@ A compiled script leaves in `<run.storage_path>/<run.name>/`:
 
 Cells are JSON where they are not plain numbers (`"[128, 64]"`); an empty cell is a value the trial never
 reported. Plain csv, json and yaml only: reading a run never imports ray, torch, tensorflow or pandas.
+
+Epochs count from 1 in every output, as the progress lines and Ray's training_iteration count them; best.json says
+so (`"epochs_counted_from": 1`). A run directory an earlier specc wrote counted them from 0: its best.json has no
+`epochs_counted_from`, and a training run's results.csv starts at epoch 0. read_run renumbers such a run's epochs
+(results.csv's `epoch` column, best.json's `metrics.epoch` and `diverged` epochs, its front's, and the epochs of
+its trials' result.json files that history.py reads), so that every command shows one numbering whichever specc
+wrote the run (see epoch_shift).
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ STATUS_ORDER = ("completed", "stopped", "error")
 PYTHON_WORDS = {"True": True, "False": False, "None": None, "nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 WIDEST_CELL = 24  # longer table cells end in "..."
 RESULTS, BEST, SPEC = "results.csv", "best.json", "spec.resolved.yaml"
+COUNTED_FROM = "epochs_counted_from"  # best.json's: 1 (an earlier specc, which counted from 0, wrote none)
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,9 @@ class RunResults:
     `last_<metric>` columns (pareto.py), best.json's first member first.
     `warnings` holds what is wrong with the run's files (W307, W308) and where best.json and results.csv disagree
     (W309): read_run's, then those of the trial files history.py reads when the curves are drawn.
+    `epoch_shift` is what read_run added to the epoch numbers the files hold, so that they count from 1: 1 for a
+    run an earlier specc wrote, 0 for one that counted from 1 already; None for a search whose files do not say
+    (no best.json): history.py then renumbers the trials that reported an epoch 0.
     """
 
     run_dir: str
@@ -65,6 +76,7 @@ class RunResults:
     objectives: tuple[tuple[str, str], ...] = ()
     front: tuple[int, ...] = ()
     warnings: list[Problem] = field(default_factory=list, compare=False)
+    epoch_shift: int | None = 0
 
     @property
     def space(self) -> tuple[str, ...]:
@@ -94,6 +106,8 @@ def read_run(run_dir: str | os.PathLike) -> RunResults:
     columns, rows = _read_table(files)
     kind = "tune" if "trial_id" in columns else "train"
     best = read_best(files)
+    shift = epoch_shift(kind, columns, rows, best)
+    rows, best = _renumbered(kind, rows, best, shift or 0)
     spec = read_resolved_spec(files)
     objectives = _objectives(kind, best, spec)
     metric, mode = (None, None) if objectives else _goal(kind, best, spec)  # several: no one metric ranks the rows
@@ -111,6 +125,7 @@ def read_run(run_dir: str | os.PathLike) -> RunResults:
         warnings=warnings,
         objectives=objectives,
         front=_front(rows, objectives, best),
+        epoch_shift=shift,
     )
     warnings.extend(disagreements(results))
     return results
@@ -147,6 +162,56 @@ def _read_table(files: RunFiles) -> tuple[list[str], list[dict]]:
         neither = "the header names neither trial_id (a Tune run) nor epoch (a training run)"
         raise UsageError(f"{printable(path)}:1: {neither}")
     return header, [_decode_row(header, cells) for _, cells in rows]
+
+
+def epoch_shift(kind: str, columns: list[str], rows: list[dict], best: dict) -> int | None:
+    """What to add to the epoch numbers of a run directory for them to count from 1: 0 when best.json says they
+    do (epochs_counted_from), else 1 for a run an earlier specc wrote, which counted from 0: a training run whose
+    results.csv starts at epoch 0, or a search (its trials report epochs: an `epochs` column) with a best.json. None
+    for a search without one (every trial errored): the trials' own reports say (history.py). An objective's
+    search reports steps (Tune's training_iteration, from 1), and what it calls `epoch` is its own: never renumbered."""
+    if best.get(COUNTED_FROM) == 1:
+        return 0
+    if kind == "train":
+        return 1 if rows and is_number(rows[0].get("epoch")) and rows[0]["epoch"] == 0 else 0
+    if "epochs" not in columns:
+        return 0
+    return 1 if best else None
+
+
+def _renumbered(kind: str, rows: list[dict], best: dict, shift: int) -> tuple[list[dict], dict]:
+    """The rows and best.json with `shift` added to each epoch number they hold (see epoch_shift)."""
+    if not shift:
+        return rows, best
+    if kind == "train":
+        rows = [{**row, "epoch": _later(row.get("epoch"), shift)} if "epoch" in row else row for row in rows]
+    best = dict(_renumbered_member(best, shift))
+    if isinstance(best.get("front"), list):
+        best["front"] = [_renumbered_member(member, shift) for member in best["front"]]
+    where = best.get("diverged")
+    if isinstance(where, dict):  # a training run: the epoch it stopped at
+        best["diverged"] = _renumbered_member(where, shift, "epoch")
+    elif isinstance(where, list):  # a search: each diverged trial's
+        best["diverged"] = [_renumbered_member(one, shift, "epoch") for one in where]
+    return rows, {**best, COUNTED_FROM: 1}
+
+
+def _renumbered_member(member, shift: int, key: str = "metrics"):
+    """A best.json object with `shift` added to its metrics' epoch (key "metrics") or to its own (key "epoch")."""
+    if not isinstance(member, dict):
+        return member
+    if key == "epoch":
+        return {**member, "epoch": _later(member.get("epoch"), shift)} if "epoch" in member else member
+    metrics = member.get("metrics")
+    if not isinstance(metrics, dict) or "epoch" not in metrics:
+        return member
+    return {**member, "metrics": {**metrics, "epoch": _later(metrics["epoch"], shift)}}
+
+
+def _later(epoch, shift: int):
+    """An epoch number plus `shift`; anything else (a cell that is no number) as it is."""
+    finite = isinstance(epoch, int) or (isinstance(epoch, float) and math.isfinite(epoch))
+    return epoch + shift if finite and not isinstance(epoch, bool) else epoch
 
 
 def _decode_row(header: list[str], cells: list[str]) -> dict:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import fcntl
+import json
 import os
 import re
 import select
@@ -16,10 +17,13 @@ import struct
 import subprocess
 import termios
 import time
+from pathlib import Path
 
 import pytest
 
-from .conftest import PYTHON, compile_spec, read_results, run_spec, subprocess_env
+from specc.cli import main
+
+from .conftest import PYTHON, compile_spec, read_best, read_results, run_spec, subprocess_env
 
 pytestmark = pytest.mark.slow
 
@@ -68,7 +72,7 @@ def assert_lines_match_results(out: str, name: str, run_dir, epochs: int = 3) ->
     """One line per epoch, in order, whose metrics are results.csv's rounded as the line rounds them."""
     _, rows = read_results(run_dir)
     lines = epoch_lines(out, name)
-    assert [line["done"] for line in lines] == [row["epoch"] + 1 for row in rows] == list(range(1, epochs + 1)), out
+    assert [line["done"] for line in lines] == [row["epoch"] for row in rows] == list(range(1, epochs + 1)), out
     assert all(line["of"] == epochs for line in lines)
     for line, row in zip(lines, rows, strict=True):
         assert line["metrics"] == {
@@ -110,6 +114,65 @@ def test_a_search_prints_each_trial_event_as_results_csv_records_it(local_ray, s
         ended = "finished" if row["status"] == "completed" else "stopped early"
         rungs = [f"epoch {rung}/4 (rung)" for rung in (1, 2) if rung <= ran]
         assert events[trial] == ["started", *rungs, f"{ended} at epoch {ran}/4"], (trial, row)
+        # Tune's own record of the trial's reports: the epoch each names is its training_iteration
+        lines = (Path(result.run_dir) / f"trial_{trial}" / "result.json").read_text(encoding="utf-8").splitlines()
+        reports = [json.loads(line) for line in lines if line.strip()]
+        assert [r["epoch"] for r in reports] == [r["training_iteration"] for r in reports] == list(range(1, ran + 1))
+    best = read_best(result.run_dir)
+    assert best["epochs_counted_from"] == 1 and 1 <= best["metrics"]["epoch"] <= int(trials[best["trial_id"]]["epochs"])
+
+
+NUMBERED = """\
+specc: 1
+name: numbered
+framework: torch
+model: {type: mlp, hidden_sizes: [16]}
+dataset: {type: iris, batch_size: 16}
+training: {epochs: 3, metrics: [accuracy], checkpoint_every: 1, optimizer: {type: sgd, lr: 0.05}}
+scaling: {num_workers: 1, resources_per_worker: {CPU: 1}}
+run: {checkpoint_score: {metric: val_loss, mode: min}, checkpoints_to_keep: 3}
+"""
+
+
+def test_every_output_numbers_an_epoch_as_the_console_does(local_ray, spec_file, tmp_path, capsys):
+    """Issue 48, item 3: one epoch numbering everywhere, from 1 as the console's `epoch i/N` and Ray's
+    training_iteration count. `specc run` on a worker: its epoch lines, results.csv, best.json, the checkpoint the
+    best epoch left (state.pt), the last screen's `best epoch`, and `specc results` as text, csv and json all give the
+    same number to the same epoch; the report's curves too."""
+    import torch
+
+    from specc.results.history import curves
+    from specc.results.run_dir import read_run
+
+    spec, storage = spec_file(NUMBERED), tmp_path / "runs"
+    assert main(["run", str(spec), "--storage-path", str(storage)]) == 0
+    out, run_dir = capsys.readouterr().out, storage / "numbered"
+
+    assert_lines_match_results(out, "numbered", run_dir)  # console and results.csv: epochs 1, 2, 3
+    _, rows = read_results(run_dir)
+    best = read_best(run_dir)
+    top = min(rows, key=lambda row: row["val_loss"])
+    assert best["metrics"]["epoch"] == top["epoch"] and best["metrics"]["val_loss"] == top["val_loss"]
+    assert best["epochs_counted_from"] == 1  # how a reader tells this run directory from one an earlier specc wrote
+    kept = torch.load(Path(best["checkpoint"]) / "state.pt", weights_only=False)
+    assert kept["epoch"] == top["epoch"]  # the checkpoint the best epoch left says which epoch it is
+    assert [row["epoch"] for row in kept["history"]] == list(range(1, top["epoch"] + 1))
+    assert f"  best epoch  {top['epoch']} by val_loss" in out.splitlines()  # the last screen
+
+    assert main(["results", str(run_dir)]) == 0
+    text = capsys.readouterr().out
+    assert f"best epoch: {top['epoch']}, val_loss " in text, text
+    table = text.split("  -----  ", 1)[1].split("\n\n", 1)[0].splitlines()[1:]  # the rows below the dashes
+    assert [(line[0], line[1:].split()[0]) for line in table] == [
+        ("*" if epoch == top["epoch"] else " ", str(epoch)) for epoch in (1, 2, 3)
+    ], text
+    assert main(["results", str(run_dir), "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [row["epoch"] for row in shown["rows"]] == [1, 2, 3], shown
+    assert main(["results", str(run_dir), "--format", "csv"]) == 0
+    assert [line.split(",")[0] for line in capsys.readouterr().out.splitlines()[1:]] == ["1", "2", "3"]
+    (curve,) = curves(read_run(run_dir))
+    assert curve.points("val_accuracy")[0] == [1, 2, 3]  # the report's and the plots' x axis
 
 
 @pytest.mark.in_turn(4)  # in turn (tests/e2e/conftest.py): a run of its own in a terminal; the lines run every time

@@ -183,18 +183,20 @@ def train_func(config):
     loss_fn = nn.CrossEntropyLoss()
     start, history = restore(model, optimizer, lr_schedule, device)
 
+    # `epoch` counts from 0 here, as the samplers do; the reports (results.csv, best.json, checkpoints) count from 1, as
+    # Ray's training_iteration and the progress lines do
     for epoch in range(start, training["epochs"]):
         start_epoch(train, train_loader, epoch)
         train_loss = train_one_epoch(model, optimizer, loss_fn, train_loader, training, device)
-        metrics = {"epoch": epoch, "train_loss": train_loss, **evaluate(model, loss_fn, val_loader, device)}
+        metrics = {"epoch": epoch + 1, "train_loss": train_loss, **evaluate(model, loss_fn, val_loader, device)}
         # With every epoch, so Tune's last result holds it (tune.metric, stop); counted once trained (lazy layers exist)
         metrics["num_parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
         lr_schedule.step()
         history.append(metrics)
         diverging = diverged(metrics)  # the same on every worker: the losses are added up across them
-        every, last = training["checkpoint_every"], epoch == training["epochs"] - 1
-        save = rank == 0 and not diverging and ((every and (epoch + 1) % every == 0) or last)
-        report(metrics, history, model, optimizer, lr_schedule, epoch, save)
+        every, last = training["checkpoint_every"], metrics["epoch"] == training["epochs"]
+        save = rank == 0 and not diverging and ((every and metrics["epoch"] % every == 0) or last)
+        report(metrics, history, model, optimizer, lr_schedule, save)
         if diverging:  # reported first, so that the run's results show the epoch
             break
     return history if rank == 0 else None
@@ -253,8 +255,8 @@ def all_workers(values):
 
 
 def restore(model, optimizer, lr_schedule, device):
-    """Loads the latest checkpoint (or the newest that can be read) when Ray resumes this run; returns (first epoch to
-    run, metrics so far)."""
+    """Loads the latest checkpoint (or the newest that can be read) when Ray resumes this run; returns (the epochs it
+    holds: the first to run, counted from 0; the metrics so far)."""
 
     def read(directory):
         return torch.load(os.path.join(directory, "state.pt"), map_location=device)
@@ -265,10 +267,22 @@ def restore(model, optimizer, lr_schedule, device):
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     lr_schedule.load_state_dict(state["lr_schedule"])
-    return state["epoch"] + 1, state["history"]
+    return epochs_held(state), history_held(state)
 
 
-def report(metrics, history, model, optimizer, lr_schedule, epoch, save):
+def epochs_held(state):
+    """How many epochs a checkpoint holds (its state, or a Tune checkpoint's metadata): its epoch, counted from 1 as
+    the reports count. One an earlier specc wrote counted from 0: it has no epochs_counted_from."""
+    return state["epoch"] + (0 if state.get("epochs_counted_from") == 1 else 1)
+
+
+def history_held(state):
+    """The metrics of the epochs a checkpoint's state holds, numbered from 1 (an earlier specc's renumbered)."""
+    shift = epochs_held(state) - state["epoch"]
+    return [{**row, "epoch": row["epoch"] + shift} for row in state["history"]]
+
+
+def report(metrics, history, model, optimizer, lr_schedule, save):
     """Reports the epoch to Tune, with a checkpoint when one is due."""
     with tempfile.TemporaryDirectory() as directory:
         checkpoint = None
@@ -277,7 +291,8 @@ def report(metrics, history, model, optimizer, lr_schedule, epoch, save):
                 "model": model.state_dict(),
                 "optimizer": optimizer.state_dict(),
                 "lr_schedule": lr_schedule.state_dict(),
-                "epoch": epoch,
+                "epoch": metrics["epoch"],  # the epoch it was taken after, counted from 1
+                "epochs_counted_from": 1,
                 "history": history,
             }
             torch.save(state, os.path.join(directory, "state.pt"))
@@ -337,25 +352,25 @@ class TrialProgress(tune.Callback):
         """Also when a trial goes on: after a scheduler paused it (HyperBand), a retry, or PBT's exploit (new values:
         shown), or in a resumed search."""
         values = [f"{path.rsplit('.', 1)[-1]}={number(trial.config.get(path))}" for path in search_space()]
-        ran = (trial.last_result or {}).get("epoch", -1) + 1
+        ran = (trial.last_result or {}).get("epoch", 0)  # epochs count from 1: the last reported is how many ran
         changed = values if values != self.values.get(trial.trial_id) else []
         self.values[trial.trial_id] = values
         self.show(trials, trial, f"continues after epoch {ran}/{self.epochs}" if ran else "started", *changed)
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
-        if result["training_iteration"] in RUNGS and result["epoch"] + 1 < self.epochs:  # the last: "finished"
-            self.show(trials, trial, f"epoch {result['epoch'] + 1}/{self.epochs} (rung)", metric_text(result))
+        if result["training_iteration"] in RUNGS and result["epoch"] < self.epochs:  # the last: "finished"
+            self.show(trials, trial, f"epoch {result['epoch']}/{self.epochs} (rung)", metric_text(result))
 
     def on_trial_complete(self, iteration, trials, trial, **info):
         result = trial.last_result or {}
-        ran = result.get("epoch", -1) + 1
+        ran = result.get("epoch", 0)
         ended = "diverged" if diverged(result) else "finished" if ran >= self.epochs else "stopped early"
         self.ended.add(trial.trial_id)
         size = [f"num_parameters {result['num_parameters']}"] if "num_parameters" in result else []  # once, here
         self.show(trials, trial, f"{ended} at epoch {ran}/{self.epochs}", metric_text(result), *size)
 
     def on_trial_recover(self, iteration, trials, trial, **info):
-        ran = (trial.last_result or {}).get("epoch", -1) + 1
+        ran = (trial.last_result or {}).get("epoch", 0)
         self.show(trials, trial, f"failed at epoch {ran}/{self.epochs}, retrying")
 
     def on_trial_error(self, iteration, trials, trial, **info):
@@ -470,6 +485,8 @@ def main(argv=None, artefacts=None, echo=True, ray_started=False):
         check_resumable(run_dir, args.resume, args.force)
         started = start_ray(args.address, args.quiet, args.verbose) or ray_started
         console = RayOutput(run_dir, args.verbose)  # Ray's own output into ray.log (run/console.py.j2)
+        if args.smoke:  # fitted onto the CPUs of the Ray it runs on
+            scaling = smoke_fit(scaling, args.quiet)
         per_trial = worker_resources(scaling)
         how_many_fit(per_trial, "trial")
         at_once = 2  # tune.max_concurrent_trials (None: as many as fit)
@@ -564,6 +581,7 @@ def write_results(run_dir, results, config):
             "metrics": {},
             "checkpoint": None,
             "diverged": diverging,
+            "epochs_counted_from": 1,  # as every output counts them (an earlier specc counted from 0)
             "run_dir": run_dir,
         }
         write_files(run_dir, {"results.csv": csv_text(rows), "best.json": strict_json(summary)})
@@ -581,6 +599,7 @@ def write_results(run_dir, results, config):
         "metrics": {name: plain(best_epoch[name]) for name in REPORTED if name in best_epoch},
         "checkpoint": best_checkpoint(best),
         "diverged": diverging,
+        "epochs_counted_from": 1,  # as every output counts them (an earlier specc counted from 0)
         "run_dir": run_dir,
     }
     files = {"results.csv": csv_text(rows), "best.json": strict_json(summary)}
@@ -611,7 +630,7 @@ def trial_row(result, epochs):
     """A trial in results.csv: status (diverged: it stopped at a NaN or infinite loss), epochs run, sampled values,
     best and last metrics."""
     metrics, history = result.metrics or {}, history_of(result)
-    ran = metrics.get("epoch", -1) + 1
+    ran = metrics.get("epoch", 0)  # epochs count from 1: the last one reported is how many ran
     values = history[METRIC] if history is not None and METRIC in history else None
     best = None if values is None or values.empty else plain(values.max() if MODE == "max" else values.min())
     status = (
@@ -734,6 +753,38 @@ def prepare(args):
     return config, scaling
 
 
+def smoke_fit(scaling, quiet):
+    """--smoke fits the run onto the Ray it runs on (a local Ray's CPUs, or the joined cluster's), on top of prepare()'s
+    caps, and says in one line what it changed (specc.plan.smoke applies the same rule before Ray starts): resources
+    the cluster lacks are dropped; a scaling.data_cpus that leaves no room falls back to Ray Data's least, 1 CPU; and
+    when the workers (a search: the trial's processes) need more CPUs than are left beside Ray Data's share and a
+    trial's driver, each gets an equal, fractional share of them (resources_per_worker CPU, to Ray's 0.0001)."""
+    changes = ["1 trial", "1 epoch of at most 3 batches"]
+    have = ray.cluster_resources()
+    cpus = have.get("CPU", 0.0)
+    processes = 1  # the trial's one process, which reserves what one Train worker would
+    wanted = worker_resources(scaling)
+    kept = ("CPU", "memory", "object_store_memory")
+    resources = {name: n for name, n in wanted.items() if n and (name in kept or have.get(name, 0) >= n * processes)}
+    resources = resources or {"CPU": 1.0}  # Ray's default worker
+    changes += [f"no {name}" for name, n in wanted.items() if n and name not in resources]
+    cpu = resources.get("CPU", 0.0)
+    beside = 0.0
+    data = 0.0
+    room = round(cpus - beside - data, 4)
+    if processes * cpu > room + 1e-9:
+        share = int(room / processes * 10_000 + 1e-6) / 10_000 if room > 0 else 0.0
+        if share > 0:
+            resources["CPU"] = share
+            fitted = f"{share:g} CPU for the trial (the spec: {cpu:g})"
+            changes.append(f"{fitted}, within the cluster's {cpus:g} CPUs")
+    if resources != wanted:
+        scaling = {**scaling, "resources_per_worker": resources}
+    if not quiet:
+        print(f"--smoke: {', '.join(changes)}", flush=True)
+    return scaling
+
+
 def worker_resources(scaling):
     """What one worker reserves, by Ray Train's rule: resources_per_worker, else 1 CPU (a GPU with use_gpu)."""
     resources = dict(scaling["resources_per_worker"] or ({} if scaling["use_gpu"] else {"CPU": 1}))
@@ -837,8 +888,9 @@ def has_results(filesystem, root):
 
 
 def start_ray(address, quiet, verbose):
-    """Starts a local Ray (address None) or joins the cluster at `address`; returns whether it started one.
-    An address where nothing listens is refused within seconds (ray.init itself would retry for minutes)."""
+    """Starts a Ray of this run's own, or joins the cluster at `address` (see ray_address); returns whether it
+    did, after a line saying which Ray the run uses. An address where nothing listens is refused within seconds
+    (ray.init itself would retry for minutes)."""
     if ray.is_initialized():
         return False
     if address and address not in ("auto", "local"):
@@ -849,24 +901,60 @@ def start_ray(address, quiet, verbose):
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
     runtime_env = job_runtime_env()
     local = not joins_cluster(address)  # a Ray of this run's own
+    other = local and another_ray()
     options, env = local_ray() if local else ({}, {})
     # Ray's driver-side records while it starts (its token-auth warning, "Started a local Ray instance"): errors only
     quieter = {} if verbose else {"logging_level": logging.ERROR}
     added = {name: value for name, value in env.items() if name not in os.environ}
     os.environ.update(added)  # for the local Ray's processes, which inherit it as they start
     try:
-        context = ray.init(address=address, runtime_env=runtime_env, **options, **quieter)
+        context = ray.init(address=ray_address(address), runtime_env=runtime_env, **options, **quieter)
     except ConnectionError as error:
-        raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
+        raise SystemExit(f"cannot reach a Ray cluster at {address or ray_address(address)}: {error}") from None
     except ValueError as error:  # an address or a runtime_env Ray refuses (e.g. a working directory too large)
         raise SystemExit(f"cannot start the job on {address or 'a local Ray'}: {error}") from None
     finally:
         for name in added:  # this process goes on as it was
             del os.environ[name]
-    if context.dashboard_url and not quiet:  # a cluster's, when it runs one
-        url = context.dashboard_url
-        print(f"Ray dashboard: {url if '://' in url else 'http://' + url}", flush=True)
+    if not quiet:
+        print(which_ray(context, None if local else ray_address(address), other), flush=True)
     return True
+
+
+def ray_address(address):
+    """What ray.init is given: `address` (--address, or the spec's cluster.address), else RAY_ADDRESS (a Ray Job's,
+    or the user's), else "local", a Ray of this run's own. Not None: ray.init() would join whichever Ray `ray start`
+    last recorded on this machine, and the run would end with that Ray."""
+    return address or os.environ.get("RAY_ADDRESS") or "local"
+
+
+def another_ray():
+    """The address of a Ray that `ray start` recorded on this machine and that still listens, or None."""
+    try:
+        recorded = ray._private.utils.read_ray_address()  # what ray.init() with no address would join
+        host, _, port = (recorded or "").rpartition(":")
+        socket.create_connection((host, int(port)), timeout=1).close()
+    except (AttributeError, OSError, ValueError):  # none recorded, gone, or a Ray that keeps it elsewhere
+        return None
+    return recorded
+
+
+def which_ray(context, joined, other):
+    """The run's first line: which Ray it uses (a local one of its own, or the cluster it `joined`: the address
+    asked for), how large, and its dashboard; and another Ray on this machine that it does not use."""
+    cpus = ray.cluster_resources().get("CPU", 0)
+    size = f"{cpus:g} CPU{'s' * (cpus != 1)}"
+    if joined is None:
+        line = f"Ray: a local Ray of this run's own, {size}"
+    else:
+        found = getattr(context, "address_info", {}).get("gcs_address")  # "auto" names the Ray it found
+        nodes = sum(node["Alive"] for node in ray.nodes())
+        line = f"Ray: joined the cluster at {found or joined}, {nodes} node{'s' * (nodes != 1)}, {size}"
+    url = context.dashboard_url
+    line += f"; dashboard {url if '://' in url else 'http://' + url}" if url else ""
+    if other:
+        line += f" (another Ray runs on this machine, at {other}: --address auto joins it)"
+    return line
 
 
 def local_ray():
@@ -885,9 +973,9 @@ def local_ray():
 
 def joins_cluster(address):
     """Whether this run joins a running cluster (`address`, RAY_ADDRESS, or inside a Ray Job) rather than
-    starting a local Ray ("local", or no address at all): its code must then travel with it, and its data is read
-    on the cluster's nodes."""
-    return (address or os.environ.get("RAY_ADDRESS") or "local") != "local"
+    starting a Ray of its own ("local", or no address at all): its code must then travel with it, and its data is
+    read on the cluster's nodes."""
+    return ray_address(address) != "local"
 
 
 def job_runtime_env():

@@ -200,6 +200,8 @@ def main(argv=None, artefacts=None, echo=True, ray_started=False):
         started = start_ray(args.address, storage_path, args.quiet, args.verbose) or ray_started
         console = RayOutput(run_dir, args.verbose)  # Ray's own output into ray.log (run/console.py.j2)
         per_trial = {"CPU": 1}  # scaling: what one trial's process reserves
+        if args.smoke:  # on CPU, fitted onto the CPUs of the Ray it runs on
+            per_trial = smoke_fit(per_trial, args.quiet)
         how_many_fit(per_trial, "trial")
         write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
         where = {"spec_dir": os.path.normpath(os.path.join(HERE, SPEC_DIR))}
@@ -253,6 +255,26 @@ def main(argv=None, artefacts=None, echo=True, ray_started=False):
         print(f"config: {summary['config']}")
         print(f"run directory: {run_dir}")
     return summary
+
+
+def smoke_fit(per_trial, quiet):
+    """--smoke's trial: on CPU, without the resources the cluster lacks, and with at most the cluster's CPUs (a local
+    Ray's, or the joined cluster's); says in one line what --smoke changed."""
+    have = ray.cluster_resources()
+    changes = ["1 trial", "1 step"]
+    kept = ("CPU", "memory", "object_store_memory")
+    fitted = {
+        name: n for name, n in per_trial.items() if n and name != "GPU" and (name in kept or have.get(name, 0) >= n)
+    }
+    fitted = fitted or {"CPU": 1.0}  # a process with nothing reserved: Ray's default task
+    changes += [f"no {name}" for name, n in per_trial.items() if n and name not in fitted]
+    cpus = have.get("CPU", 0.0)
+    if fitted.get("CPU", 0.0) > cpus > 0:
+        changes.append(f"{cpus:g} CPU for the trial (the spec: {fitted['CPU']:g}), the cluster's")
+        fitted["CPU"] = cpus
+    if not quiet:
+        print(f"--smoke: {', '.join(changes)}", flush=True)
+    return fitted
 
 
 def stopper(smoke):
@@ -613,8 +635,9 @@ def has_results(filesystem, root):
 
 
 def start_ray(address, storage_path, quiet, verbose):
-    """Starts a local Ray (address None) or joins the cluster at `address`; returns whether it started one.
-    An address where nothing listens is refused within seconds (ray.init itself would retry for minutes)."""
+    """Starts a Ray of this run's own, or joins the cluster at `address` (see ray_address); returns whether it
+    did, after a line saying which Ray the run uses. An address where nothing listens is refused within seconds
+    (ray.init itself would retry for minutes)."""
     if ray.is_initialized():
         return False
     if address and address not in ("auto", "local"):
@@ -625,24 +648,60 @@ def start_ray(address, storage_path, quiet, verbose):
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
     runtime_env = job_runtime_env(address, storage_path)
     local = not joins_cluster(address)  # a Ray of this run's own
+    other = local and another_ray()
     options, env = local_ray() if local else ({}, {})
     # Ray's driver-side records while it starts (its token-auth warning, "Started a local Ray instance"): errors only
     quieter = {} if verbose else {"logging_level": logging.ERROR}
     added = {name: value for name, value in env.items() if name not in os.environ}
     os.environ.update(added)  # for the local Ray's processes, which inherit it as they start
     try:
-        context = ray.init(address=address, runtime_env=runtime_env, **options, **quieter)
+        context = ray.init(address=ray_address(address), runtime_env=runtime_env, **options, **quieter)
     except ConnectionError as error:
-        raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
+        raise SystemExit(f"cannot reach a Ray cluster at {address or ray_address(address)}: {error}") from None
     except ValueError as error:  # an address or a runtime_env Ray refuses (e.g. a working directory too large)
         raise SystemExit(f"cannot start the job on {address or 'a local Ray'}: {error}") from None
     finally:
         for name in added:  # this process goes on as it was
             del os.environ[name]
-    if context.dashboard_url and not quiet:  # a cluster's, when it runs one
-        url = context.dashboard_url
-        print(f"Ray dashboard: {url if '://' in url else 'http://' + url}", flush=True)
+    if not quiet:
+        print(which_ray(context, None if local else ray_address(address), other), flush=True)
     return True
+
+
+def ray_address(address):
+    """What ray.init is given: `address` (--address, or the spec's cluster.address), else RAY_ADDRESS (a Ray Job's,
+    or the user's), else "local", a Ray of this run's own. Not None: ray.init() would join whichever Ray `ray start`
+    last recorded on this machine, and the run would end with that Ray."""
+    return address or os.environ.get("RAY_ADDRESS") or "local"
+
+
+def another_ray():
+    """The address of a Ray that `ray start` recorded on this machine and that still listens, or None."""
+    try:
+        recorded = ray._private.utils.read_ray_address()  # what ray.init() with no address would join
+        host, _, port = (recorded or "").rpartition(":")
+        socket.create_connection((host, int(port)), timeout=1).close()
+    except (AttributeError, OSError, ValueError):  # none recorded, gone, or a Ray that keeps it elsewhere
+        return None
+    return recorded
+
+
+def which_ray(context, joined, other):
+    """The run's first line: which Ray it uses (a local one of its own, or the cluster it `joined`: the address
+    asked for), how large, and its dashboard; and another Ray on this machine that it does not use."""
+    cpus = ray.cluster_resources().get("CPU", 0)
+    size = f"{cpus:g} CPU{'s' * (cpus != 1)}"
+    if joined is None:
+        line = f"Ray: a local Ray of this run's own, {size}"
+    else:
+        found = getattr(context, "address_info", {}).get("gcs_address")  # "auto" names the Ray it found
+        nodes = sum(node["Alive"] for node in ray.nodes())
+        line = f"Ray: joined the cluster at {found or joined}, {nodes} node{'s' * (nodes != 1)}, {size}"
+    url = context.dashboard_url
+    line += f"; dashboard {url if '://' in url else 'http://' + url}" if url else ""
+    if other:
+        line += f" (another Ray runs on this machine, at {other}: --address auto joins it)"
+    return line
 
 
 def local_ray():
@@ -661,9 +720,9 @@ def local_ray():
 
 def joins_cluster(address):
     """Whether this run joins a running cluster (`address`, RAY_ADDRESS, or inside a Ray Job) rather than
-    starting a local Ray ("local", or no address at all): its code must then travel with it, and its data is read
-    on the cluster's nodes."""
-    return (address or os.environ.get("RAY_ADDRESS") or "local") != "local"
+    starting a Ray of its own ("local", or no address at all): its code must then travel with it, and its data is
+    read on the cluster's nodes."""
+    return ray_address(address) != "local"
 
 
 def job_runtime_env(address, storage_path):

@@ -67,8 +67,9 @@ def csv_text(header, rows) -> str:
 
 
 def epoch(trial_id: str, number: int, accuracy: float) -> dict:
+    """A trial's report of epoch `number` (from 1, as its training_iteration)."""
     return {"epoch": number, "val_loss": round(2 * (1 - accuracy), 6), "val_accuracy": accuracy,
-            "training_iteration": number + 1, "trial_id": trial_id, "done": False}  # fmt: skip
+            "training_iteration": number, "trial_id": trial_id, "done": False}  # fmt: skip
 
 
 def good_files() -> dict[str, str]:
@@ -76,9 +77,9 @@ def good_files() -> dict[str, str]:
     progress.csv only, a_00002 (the best) result.json."""
     rows, files = [], {}
     for trial_id, status, lr, activation, history in TRIALS:
-        last = epoch(trial_id, len(history) - 1, history[-1])
+        last = epoch(trial_id, len(history), history[-1])
         rows.append([trial_id, status, len(history), lr, activation, max(history), last["val_loss"], history[-1]])
-        epochs = [epoch(trial_id, number, accuracy) for number, accuracy in enumerate(history)]
+        epochs = [epoch(trial_id, number, accuracy) for number, accuracy in enumerate(history, 1)]
         if trial_id == "a_00001":
             files[f"trial_{trial_id}/progress.csv"] = csv_text(list(epochs[0]), [list(e.values()) for e in epochs])
         else:
@@ -88,8 +89,9 @@ def good_files() -> dict[str, str]:
         "metric": "val_accuracy",
         "mode": "max",
         "config": {"training.optimizer.lr": 0.003, "model.activation": "gelu"},
-        "metrics": {"epoch": 2, "val_loss": 0.06, "val_accuracy": 0.97},
+        "metrics": {"epoch": 3, "val_loss": 0.06, "val_accuracy": 0.97},
         "checkpoint": "trial_a_00002/checkpoint_000002",
+        "epochs_counted_from": 1,
     }
     spec = {"specc": 1, "name": "asha", "tune": {"metric": "val_accuracy", "mode": "max", "space": SPACE}}
     files["results.csv"] = csv_text(HEADER, rows)
@@ -179,7 +181,7 @@ def test_nan_in_a_trials_result_json_is_a_gap_in_its_curve_with_one_warning(tmp_
     run_dir = write_run(tmp_path / "run", {"trial_a_00000/result.json": text})
     results = read_run(run_dir)
     line = next(line for line in curves(results) if line.name == "a_00000")
-    assert line.points("val_loss") == ([0, 2], [1.0, 0.2])
+    assert line.points("val_loss") == ([1, 3], [1.0, 0.2])
     (warning,) = warnings_of(results)
     assert warning.startswith(f"{run_dir / 'trial_a_00000' / 'result.json'}: warning[W308]: holds NaN or Infinity")
 
@@ -311,7 +313,7 @@ def test_best_json_of_the_wrong_types_is_left_out_in_part(tmp_path, capsys, best
 
 def test_results_csv_and_best_json_that_disagree_are_both_named(tmp_path, capsys):
     best = json.loads(good_files()["best.json"])
-    best.update(trial_id="a_00000", metrics={"epoch": 2, "val_loss": 0.2, "val_accuracy": 0.95})
+    best.update(trial_id="a_00000", metrics={"epoch": 3, "val_loss": 0.2, "val_accuracy": 0.95})
     run_dir = write_run(tmp_path / "run", {"best.json": json.dumps(best)})
     assert main(["results", str(run_dir)]) == Exit.OK
     out, err = capsys.readouterr()
@@ -593,7 +595,7 @@ def write_generated(run_dir: Path, files: dict, trials: list) -> None:
     for trial in trials:
         with contextlib.suppress(OSError, ValueError):  # a name no file system takes (NUL, too long): left out
             (run_dir / f"trial_{trial}").mkdir(exist_ok=True)
-            (run_dir / f"trial_{trial}" / "result.json").write_text(json.dumps(epoch(trial, 0, 0.5)) + "\n")
+            (run_dir / f"trial_{trial}" / "result.json").write_text(json.dumps(epoch(trial, 1, 0.5)) + "\n")
 
 
 def _shape(path: Path, shape: str, run_dir: Path) -> None:

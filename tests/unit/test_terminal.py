@@ -28,13 +28,14 @@ def write_run(directory, rows: str, best: dict):
 def test_a_training_run_summary(tmp_path):
     run = write_run(
         tmp_path / "digits-mlp",
-        "epoch,train_loss,val_loss,val_accuracy\n0,1.0,0.9,0.5\n1,0.5,0.4,0.91234\n",
-        {"metrics": {"epoch": 1, "train_loss": 0.5, "val_loss": 0.4, "val_accuracy": 0.91234},
-         "checkpoint": str(tmp_path / "digits-mlp" / "checkpoint_1"), "run_dir": str(tmp_path / "digits-mlp")},
+        "epoch,train_loss,val_loss,val_accuracy\n1,1.0,0.9,0.5\n2,0.5,0.4,0.91234\n",
+        {"metrics": {"epoch": 2, "train_loss": 0.5, "val_loss": 0.4, "val_accuracy": 0.91234},
+         "checkpoint": str(tmp_path / "digits-mlp" / "checkpoint_1"), "run_dir": str(tmp_path / "digits-mlp"),
+         "epochs_counted_from": 1},
     )  # fmt: skip
     text = summary(run, 12.34)
     assert text.splitlines()[0] == "digits-mlp: done in 12.3 s"
-    assert "  best epoch  1\n" in text  # no run.checkpoint_score: no "by <metric>"
+    assert "  best epoch  2\n" in text  # no run.checkpoint_score: no "by <metric>"
     assert "  metrics     train_loss 0.5, val_loss 0.4, val_accuracy 0.9123" in text
     assert f"  run dir     {tmp_path / 'digits-mlp'} (results.csv, best.json, script.py)" in text
     assert f"  checkpoint  {tmp_path / 'digits-mlp' / 'checkpoint_1'}" in text
@@ -50,7 +51,7 @@ def test_a_search_summary_counts_trials_and_names_the_best(tmp_path):
         "trial_id,status,epochs,training.optimizer.lr,best_val_accuracy,last_val_accuracy\n"
         "a_00000,completed,4,0.01,0.9,0.9\na_00001,stopped,1,0.0001,0.2,0.2\na_00002,completed,4,0.03,0.95,0.95\n",
         {"trial_id": "a_00002", "metric": "val_accuracy", "mode": "max", "config": {"training.optimizer.lr": 0.03},
-         "metrics": {"epoch": 3, "val_accuracy": 0.95}, "checkpoint": None},
+         "metrics": {"epoch": 4, "val_accuracy": 0.95}, "checkpoint": None, "epochs_counted_from": 1},
     )  # fmt: skip
     text = summary(run, 60.0)
     assert "  trials      3 (2 completed, 1 stopped)" in text

@@ -96,7 +96,7 @@ def test_the_keras_callback_reports_the_nan_epoch_and_stops_fit(write_spec):
     assert callback.model.stop_training is False and len(saved) == 1
     callback.on_epoch_end(1, {"loss": float("nan"), "val_loss": float("nan"), "val_accuracy": 0.1})
     assert callback.model.stop_training is True and len(saved) == 1  # no checkpoint of NaN weights
-    assert [(m["epoch"], c) for m, c in script.ray.train.reports] == [(0, True), (1, False)]
+    assert [(m["epoch"], c) for m, c in script.ray.train.reports] == [(1, True), (2, False)]  # counted from 1
 
 
 def test_diverged_names_the_first_loss_that_is_not_finite(write_spec):
@@ -123,24 +123,24 @@ def epoch(n, loss, accuracy=0.5):
 
 def test_a_diverged_training_run_keeps_its_last_finite_epoch_in_strict_json(write_spec, tmp_path):
     script = script_of(write_spec, SPEC.format(framework="torch", workers=2))
-    history = [epoch(0, 2.0, 0.3), epoch(1, 1.5, 0.6), epoch(2, math.nan, 0.1)]
+    history = [epoch(1, 2.0, 0.3), epoch(2, 1.5, 0.6), epoch(3, math.nan, 0.1)]
 
     summary = script.write_results(str(tmp_path), train_result(history))
 
     best = strict((tmp_path / "best.json").read_text(encoding="utf-8"))
     assert best["status"] == summary["status"] == "diverged"
-    assert best["diverged"] == {"epoch": 2, "metric": "train_loss"}
-    assert best["metrics"] == epoch(1, 1.5, 0.6)  # the last epoch before the loss became NaN
-    assert (tmp_path / "results.csv").read_text().splitlines()[-1] == "2,nan,nan,0.1"  # the epoch is shown
+    assert best["diverged"] == {"epoch": 3, "metric": "train_loss"}
+    assert best["metrics"] == epoch(2, 1.5, 0.6)  # the last epoch before the loss became NaN
+    assert (tmp_path / "results.csv").read_text().splitlines()[-1] == "3,nan,nan,0.1"  # the epoch is shown
 
 
 def test_a_finished_training_run_is_completed_and_any_nan_metric_is_null(write_spec, tmp_path):
     script = script_of(write_spec, SPEC.format(framework="torch", workers=2))
-    script.write_results(str(tmp_path), train_result([epoch(0, 2.0), {**epoch(1, 1.5), "val_accuracy": math.inf}]))
+    script.write_results(str(tmp_path), train_result([epoch(1, 2.0), {**epoch(2, 1.5), "val_accuracy": math.inf}]))
 
     best = strict((tmp_path / "best.json").read_text(encoding="utf-8"))
     assert (best["status"], best["diverged"]) == ("completed", None)
-    assert best["metrics"] == {**epoch(1, 1.5), "val_accuracy": None}
+    assert best["metrics"] == {**epoch(2, 1.5), "val_accuracy": None}
 
 
 def trial(trial_id, lr, history, error=None):
@@ -159,8 +159,8 @@ def trial(trial_id, lr, history, error=None):
 def test_a_search_picks_its_best_among_the_trials_whose_loss_stayed_finite(write_spec, tmp_path):
     script = script_of(write_spec, SPEC.format(framework="torch", workers=1) + SEARCH)
     trials = [
-        trial("a", 1e12, [epoch(0, 2.0, 0.99), epoch(1, math.nan, 0.1)]),  # the best accuracy, then NaN
-        trial("b", 0.05, [epoch(0, 1.0, 0.7), epoch(1, 0.5, 0.8), epoch(2, 0.4, 0.85), epoch(3, 0.3, 0.9)]),
+        trial("a", 1e12, [epoch(1, 2.0, 0.99), epoch(2, math.nan, 0.1)]),  # the best accuracy, then NaN
+        trial("b", 0.05, [epoch(1, 1.0, 0.7), epoch(2, 0.5, 0.8), epoch(3, 0.4, 0.85), epoch(4, 0.3, 0.9)]),
     ]
 
     summary, table = script.write_results(str(tmp_path), trials, script.CONFIG)
@@ -172,7 +172,7 @@ def test_a_search_picks_its_best_among_the_trials_whose_loss_stayed_finite(write
         "a         diverged   2       0.99",
         "b         completed  4       0.9",
     ]
-    assert best["diverged"] == summary["diverged"] == [{"trial_id": "a", "epoch": 1, "metric": "train_loss"}]
+    assert best["diverged"] == summary["diverged"] == [{"trial_id": "a", "epoch": 2, "metric": "train_loss"}]
     rows = (tmp_path / "results.csv").read_text().splitlines()
     assert rows[1].startswith("a,diverged,2,") and rows[2].startswith("b,completed,4,")
     assert (tmp_path / "best.yaml").exists()
@@ -182,9 +182,9 @@ def test_a_trial_whose_history_tune_lost_is_ranked_by_its_last_result(write_spec
     """Tune's history of a trial (result.json) can be empty though the trial reported every epoch: PBT restarted it
     after its last result (seen in CI). It is a completed trial with its last value, not a diverged search."""
     script = script_of(write_spec, SPEC.format(framework="torch", workers=1) + SEARCH)
-    lost = trial("a", 0.05, [epoch(0, 1.0, 0.7), epoch(1, 0.5, 0.8)])
+    lost = trial("a", 0.05, [epoch(1, 1.0, 0.7), epoch(2, 0.5, 0.8)])
     lost.metrics_dataframe = pd.DataFrame()
-    kept = trial("b", 0.01, [epoch(0, 1.0, 0.75), epoch(1, 0.6, 0.6)])
+    kept = trial("b", 0.01, [epoch(1, 1.0, 0.75), epoch(2, 0.6, 0.6)])
 
     summary, table = script.write_results(str(tmp_path), [lost, kept], script.CONFIG)
 
@@ -194,7 +194,7 @@ def test_a_trial_whose_history_tune_lost_is_ranked_by_its_last_result(write_spec
 
 def test_a_search_whose_every_trial_diverged_has_no_best(write_spec, tmp_path):
     script = script_of(write_spec, SPEC.format(framework="torch", workers=1) + SEARCH)
-    trials = [trial("a", 1e12, [epoch(0, math.inf, 0.1)]), trial("b", 1e11, [epoch(0, 2.0), epoch(1, math.nan)])]
+    trials = [trial("a", 1e12, [epoch(1, math.inf, 0.1)]), trial("b", 1e11, [epoch(1, 2.0), epoch(2, math.nan)])]
 
     summary, _ = script.write_results(str(tmp_path), trials, script.CONFIG)
 

@@ -98,7 +98,7 @@ def test_the_console_shows_num_parameters_once_not_on_each_epoch_line(write_spec
     out = io.StringIO()
     monkeypatch.setattr(script.sys, "stdout", out)
     progress = script.EpochProgress(2)
-    for epoch in range(2):
+    for epoch in (1, 2):
         progress.log({"epoch": epoch, "train_loss": 1.5, "val_loss": 1.25, "num_parameters": BY_HAND})
     lines = out.getvalue().splitlines()
     assert lines[0] == f"sized: the model has {BY_HAND:,} trainable parameters (num_parameters)"

@@ -178,8 +178,10 @@ def test_pbt_over_train_runs_passes_train_checkpoints_through_tune(write_spec):
     compile(source, "pbt_train.py", "exec")
     assert "class ReportToTrial(ray.train.UserCallback):" in source
     assert "tune.report(metrics, checkpoint=checkpoint)" in source
-    assert 'checkpoint.set_metadata({"epoch": metrics["epoch"]})' in source  # a trial given it after the last epoch
-    assert 'start.get_metadata().get("epoch", -1) + 1 >= config["training"]["epochs"]' in source  # ends at once
+    metadata = 'checkpoint.set_metadata({"epoch": metrics["epoch"], "epochs_counted_from": 1})'
+    assert metadata in source  # a trial given it after the last epoch ends at once:
+    assert 'held = epochs_held(start.get_metadata()) if start and "epoch" in start.get_metadata() else 0' in source
+    assert 'if held >= config["training"]["epochs"]:\n        return' in source
     assert 'config["start_from"] = start.path' in source
     assert 'restore(model, optimizer, device, config.get("start_from"))' in source
     assert "TuneReportCallback()" not in source and "import TuneReportCallback" not in source
@@ -259,12 +261,13 @@ def test_a_keras_train_run_given_start_from_trains_on_from_that_checkpoint(write
     start = tmp_path / "donor"
     start.mkdir()
     donor.save(start / "model.keras", save_format="keras_v3")
-    (start / "state.json").write_text(json.dumps({"epoch": 1, "history": [{"epoch": 0}, {"epoch": 1}]}))
+    state = {"epoch": 2, "epochs_counted_from": 1, "history": [{"epoch": 1}, {"epoch": 2}]}
+    (start / "state.json").write_text(json.dumps(state))
 
     still = {**config["training"], "epochs": 3, "optimizer": {**config["training"]["optimizer"], "lr": 1e-9}}
     local = {"num_workers": 0}
     given = {**config, "training": still, "start_from": str(start)}
     result = script.make_trainer(given, local, "from-donor", str(tmp_path / "runs"), []).fit()
-    assert result.metrics["epoch"] == 2 and result.metrics["val_accuracy"] == pytest.approx(accuracy, abs=1e-6)
+    assert result.metrics["epoch"] == 3 and result.metrics["val_accuracy"] == pytest.approx(accuracy, abs=1e-6)
     scratch = script.make_trainer({**config, "training": still}, local, "scratch", str(tmp_path / "runs"), []).fit()
     assert scratch.metrics["val_accuracy"] < 0.5

@@ -61,7 +61,7 @@ def test_an_epoch_line_has_its_metrics_elapsed_time_and_eta(write_spec, monkeypa
     workers, so it gives none)."""
     script, clock = script_of(write_spec, TRAIN.format(framework="torch", workers=2), monkeypatch)
     progress = script.EpochProgress(5)
-    for at, epoch, loss in [(112.0, 0, 1.25), (114.0, 1, 0.5), (118.0, 2, 0.123456)]:
+    for at, epoch, loss in [(112.0, 1, 1.25), (114.0, 2, 0.5), (118.0, 3, 0.123456)]:
         clock.now = at
         progress.log({"epoch": epoch, "train_loss": loss, "val_loss": loss * 2, "val_accuracy": 0.75})
     progress.close()
@@ -77,9 +77,9 @@ def test_a_resumed_run_counts_its_epochs_from_where_it_resumed(write_spec, monke
     script, clock = script_of(write_spec, TRAIN.format(framework="torch", workers=0), monkeypatch)
     progress = script.EpochProgress(5)
     clock.now = 103.0
-    progress.log({"epoch": 3, "train_loss": 0.5})
+    progress.log({"epoch": 4, "train_loss": 0.5})
     clock.now = 163.5
-    progress.log({"epoch": 4, "train_loss": 0.25})
+    progress.log({"epoch": 5, "train_loss": 0.25})
 
     assert capsys.readouterr().out.splitlines() == [
         "watched: epoch 4/5  train_loss 0.5  elapsed 3.0s  eta -",
@@ -111,15 +111,15 @@ def test_a_search_prints_one_line_per_trial_event(write_spec, monkeypatch, capsy
     trials = [a, b, c, d]
     clock.now = 101.5
     progress.on_trial_start(0, trials, a)
-    for epoch in range(3):  # epochs 1 and 2 are rungs, 3 is not
-        result = {"epoch": epoch, "training_iteration": epoch + 1, "train_loss": 0.5, "val_loss": 0.25, "x": 1.0}
+    for epoch in range(1, 4):  # epochs 1 and 2 are rungs, 3 is not
+        result = {"epoch": epoch, "training_iteration": epoch, "train_loss": 0.5, "val_loss": 0.25, "x": 1.0}
         progress.on_trial_result(0, trials, a, result)
     a.last_result, a.status = result, "TERMINATED"
     progress.on_trial_complete(0, trials, a)
-    b.last_result = {"epoch": 7, "training_iteration": 8, "train_loss": 0.1, "val_loss": 0.2}
+    b.last_result = {"epoch": 8, "training_iteration": 8, "train_loss": 0.1, "val_loss": 0.2}
     progress.on_trial_result(0, trials, b, b.last_result)  # epoch 8 of 8: "finished" says it
     progress.on_trial_complete(0, trials, b)
-    c.last_result = {"epoch": 0, "training_iteration": 1, "train_loss": float("nan"), "val_loss": 1.0}
+    c.last_result = {"epoch": 1, "training_iteration": 1, "train_loss": float("nan"), "val_loss": 1.0}
     progress.on_trial_complete(0, trials, c)
     progress.on_trial_error(0, trials, d)
     progress.on_experiment_end(trials)
@@ -144,10 +144,10 @@ def test_a_trial_that_goes_on_is_not_started_again(write_spec, monkeypatch, caps
     a = trial("a_00000")
     clock.now = 102
     progress.on_trial_start(0, [a], a)
-    a.last_result = {"epoch": 2, "training_iteration": 3, "train_loss": 0.5, "val_loss": 0.25}
+    a.last_result = {"epoch": 3, "training_iteration": 3, "train_loss": 0.5, "val_loss": 0.25}
     progress.on_trial_start(0, [a], a)  # paused at its third epoch, then on again
     a.config = {**a.config, "training.optimizer.lr": 0.015}  # PBT: a better trial's checkpoint, perturbed values
-    a.last_result = {**a.last_result, "epoch": 3}
+    a.last_result = {**a.last_result, "epoch": 4}
     progress.on_trial_start(0, [a], a)
 
     assert capsys.readouterr().out.splitlines() == [
@@ -217,7 +217,7 @@ def test_the_trial_that_ends_a_search_through_all_when_is_shown_ending(write_spe
     script, _ = script_of(write_spec, text + "stop: {all_when: ['val_loss <= 0.3']}\n", monkeypatch)
     progress = script.TrialProgress(8)
     progress.setup(total_num_samples=3)
-    result = {"epoch": 1, "training_iteration": 2, "train_loss": 0.4, "val_loss": 0.25}
+    result = {"epoch": 2, "training_iteration": 2, "train_loss": 0.4, "val_loss": 0.25}
     met, unstarted = trial("a_00000", "TERMINATED", result), trial("a_00001", "TERMINATED")
     progress.on_experiment_end([met, unstarted])
     assert capsys.readouterr().out.splitlines() == [

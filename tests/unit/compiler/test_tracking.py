@@ -139,9 +139,9 @@ def test_tracking_closes_its_mlflow_run_failed_when_retries_are_used_up(write_sp
     script = script_of(write_spec, text)
     run_dir = str(tmp_path / "run")
     tracking = script.Tracking(run_dir, script.CONFIG, 1)
-    tracking.after_report(None, [{"epoch": 0, "train_loss": 1.0, "val_loss": 0.9}], None)
+    tracking.after_report(None, [{"epoch": 1, "train_loss": 1.0, "val_loss": 0.9}], None)
     tracking.after_exception(None, {0: RuntimeError("worker died")})  # retried: the run goes on
-    tracking.after_report(None, [{"epoch": 1, "train_loss": 0.8, "val_loss": 0.7}], None)
+    tracking.after_report(None, [{"epoch": 2, "train_loss": 0.8, "val_loss": 0.7}], None)
     client = mlflow.MlflowClient(script.mlflow_uri(run_dir))
     (found,) = client.search_runs([client.get_experiment_by_name("tracked").experiment_id])
     assert found.info.status == "RUNNING"
@@ -152,7 +152,7 @@ def test_tracking_closes_its_mlflow_run_failed_when_retries_are_used_up(write_sp
     assert [(m.step, m.value) for m in client.get_metric_history(found.info.run_id, "val_loss")] == [(1, 0.9), (2, 0.7)]
     assert found.data.params["training.epochs"] == "3"
     with open(f"{run_dir}/progress.csv", encoding="utf-8") as f:
-        assert f.read().splitlines() == ["epoch,train_loss,val_loss", "0,1.0,0.9", "1,0.8,0.7"]
+        assert f.read().splitlines() == ["epoch,train_loss,val_loss", "1,1.0,0.9", "2,0.8,0.7"]
 
 
 class Trial:
@@ -171,28 +171,28 @@ class Trial:
 def test_a_retried_trial_keeps_the_epochs_logged_before_its_failure(write_spec, tmp_path, monkeypatch):
     """Tune restarts a failed trial (run.max_failures) with its files copied back from the run directory, which it
     updates in the background: the copy there may lack the last epoch. The loggers keep what they wrote (Ray's own
-    would lose epoch 1 here), and a resumed run, which has written nothing yet, starts from the run directory's."""
+    would lose epoch 2 here), and a resumed run, which has written nothing yet, starts from the run directory's."""
     monkeypatch.setenv("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "0")  # trackers() sets it: restored afterwards
     script = script_of(write_spec, SEARCH.format(callbacks="[]"))
     stored = tmp_path / "run" / "trial_0"
     stored.mkdir(parents=True)
-    (stored / "result.json").write_text('{"epoch": 0}\n', encoding="utf-8")  # a resumed run's epoch 0
-    (stored / "progress.csv").write_text("epoch\n0\n", encoding="utf-8")
+    (stored / "result.json").write_text('{"epoch": 1}\n', encoding="utf-8")  # a resumed run's epoch 1
+    (stored / "progress.csv").write_text("epoch\n1\n", encoding="utf-8")
     trial = Trial(tmp_path / "driver" / "trial_0", stored)
     loggers = script.trackers(str(tmp_path / "run"))
 
     for logger in loggers:
         logger.on_trial_start(0, [trial], trial)  # resumed: the run directory's epochs are taken
-        logger.on_trial_result(1, [trial], trial, {"epoch": 1})
+        logger.on_trial_result(1, [trial], trial, {"epoch": 2})
         logger.on_trial_recover(2, [trial], trial)  # failed; Tune's background copy has not caught up
         logger.on_trial_start(3, [trial], trial)  # retried
-        logger.on_trial_result(4, [trial], trial, {"epoch": 2})
+        logger.on_trial_result(4, [trial], trial, {"epoch": 3})
         logger.on_trial_complete(5, [trial], trial)
 
     written = Path(trial.local_path)
     lines = (written / "result.json").read_text(encoding="utf-8").splitlines()
-    assert [json.loads(line)["epoch"] for line in lines] == [0, 1, 2]
-    assert (written / "progress.csv").read_text(encoding="utf-8").splitlines() == ["epoch", "0", "1", "2"]
+    assert [json.loads(line)["epoch"] for line in lines] == [1, 2, 3]
+    assert (written / "progress.csv").read_text(encoding="utf-8").splitlines() == ["epoch", "1", "2", "3"]
 
 
 def test_a_missing_tracker_package_is_a_located_warning_from_validate(write_spec, without):

@@ -110,7 +110,7 @@ def test_torch_checkpoint_every_never_reports_without_checkpoints(write_spec):
     script = script_of(write_spec, SPEC.format(framework="torch", training=training) + TUNE)
     script.tune, script.ray = Session(), types.SimpleNamespace(get_gpu_ids=lambda: [])
     script.train_func(script.CONFIG)
-    assert [(metrics["epoch"], saved) for metrics, saved in script.tune.reports] == [(0, False), (1, False)]
+    assert [(metrics["epoch"], saved) for metrics, saved in script.tune.reports] == [(1, False), (2, False)]
     assert not hasattr(script, "restore")
 
 

@@ -63,8 +63,11 @@ def epoch_metrics(accuracy: float) -> dict:
             "val_accuracy": accuracy}  # fmt: skip
 
 
-def write_tune_run(root, trials=TRIALS, space=SPACE, best_id=BEST_ID, name="digits-asha", progress_csv=()):
-    """A Tune run directory as a compiled script and Ray leave it; trials in `progress_csv` keep only progress.csv."""
+def write_tune_run(
+    root, trials=TRIALS, space=SPACE, best_id=BEST_ID, name="digits-asha", progress_csv=(), counted_from=1
+):
+    """A Tune run directory as a compiled script and Ray leave it; trials in `progress_csv` keep only progress.csv.
+    `counted_from` 0: as a specc before issue 48 wrote it, its epochs from 0 (and best.json does not say)."""
     run_dir = root / name
     run_dir.mkdir(parents=True)
     paths = list(space)
@@ -82,8 +85,8 @@ def write_tune_run(root, trials=TRIALS, space=SPACE, best_id=BEST_ID, name="digi
         trial_dir.mkdir()
         config = dict(zip(paths, values, strict=True))
         results = [
-            {"epoch": epoch, **epoch_metrics(accuracy), **RAY_BOOKKEEPING, "training_iteration": epoch + 1,
-             "trial_id": trial_id, "time_total_s": 1.5 * (epoch + 1), "config": config}
+            {"epoch": epoch + counted_from, **epoch_metrics(accuracy), **RAY_BOOKKEEPING,
+             "training_iteration": epoch + 1, "trial_id": trial_id, "time_total_s": 1.5 * (epoch + 1), "config": config}
             for epoch, accuracy in enumerate(history)
         ]  # fmt: skip
         if trial_id in progress_csv:
@@ -101,9 +104,10 @@ def write_tune_run(root, trials=TRIALS, space=SPACE, best_id=BEST_ID, name="digi
             "metric": "val_accuracy",
             "mode": "max",
             "config": dict(zip(paths, best_row[2:-1], strict=True)),
-            "metrics": {"epoch": len(best_row[-1]) - 1, **epoch_metrics(best_row[-1][-1])},
+            "metrics": {"epoch": len(best_row[-1]) - 1 + counted_from, **epoch_metrics(best_row[-1][-1])},
             "checkpoint": str(run_dir / f"trial_{best_id}" / "checkpoint_000003"),
             "run_dir": str(run_dir),
+            **({"epochs_counted_from": 1} if counted_from == 1 else {}),
         }
         (run_dir / "best.json").write_text(json.dumps(best, indent=2), encoding="utf-8")
         (run_dir / "best.yaml").write_text("specc: 1\nname: best\n", encoding="utf-8")
@@ -112,14 +116,17 @@ def write_tune_run(root, trials=TRIALS, space=SPACE, best_id=BEST_ID, name="digi
     return run_dir
 
 
-def write_train_run(root, name="digits-mlp", checkpoint_score=True):
+def write_train_run(root, name="digits-mlp", checkpoint_score=True, counted_from=1):
+    """A training run's directory: epochs 1-4, the third the best (`counted_from` 0: as a specc before issue 48
+    wrote it, epochs 0-3)."""
     run_dir = root / name
     run_dir.mkdir(parents=True)
     history = [0.7, 0.9, 0.96, 0.95]
     write_csv(run_dir / "results.csv", ["epoch", "train_loss", "val_loss", "val_accuracy"],
-              [[epoch, *epoch_metrics(a).values()] for epoch, a in enumerate(history)])  # fmt: skip
+              [[epoch + counted_from, *epoch_metrics(a).values()] for epoch, a in enumerate(history)])  # fmt: skip
     kept = 2 if checkpoint_score else 3  # without run.checkpoint_score the last epoch is kept
-    best = {"metrics": {"epoch": kept, **epoch_metrics(history[kept])}, "checkpoint": None, "run_dir": str(run_dir)}
+    best = {"metrics": {"epoch": kept + counted_from, **epoch_metrics(history[kept])}, "checkpoint": None,
+            "run_dir": str(run_dir), **({"epochs_counted_from": 1} if counted_from == 1 else {})}  # fmt: skip
     (run_dir / "best.json").write_text(json.dumps(best), encoding="utf-8")
     run = {
         "name": name,
@@ -178,7 +185,7 @@ def test_the_page_has_the_headline_and_the_best_trial(tune_run, tmp_path):
         assert chip in page
     assert "best by <b>val_accuracy</b> (max)" in page
     best = page.split('<section class="best">', 1)[1].split("</section>", 1)[0]
-    assert BEST_ID in best and "0.97" in best and "at epoch 3" in best
+    assert BEST_ID in best and "0.97" in best and "at epoch 4" in best
     assert "<dt>lr</dt><dd>0.002</dd>" in best and "<dt>hidden_sizes</dt><dd>[256, 128]</dd>" in best
     assert "specc run " in best and "best.yaml" in best
 
@@ -204,10 +211,10 @@ def test_learning_curves_one_figure_per_metric_the_tune_metric_first(tune_run, t
     assert names == ["ab12c_00000", "ab12c_00001 (stopped)", f"{BEST_ID} ★ best"]
     best = data[-1]
     assert best["line"]["color"] == BEST and best["line"]["width"] > 3 * data[0]["line"]["width"] / 2
-    assert best["x"] == [0, 1, 2, 3] and best["y"] == [0.6, 0.85, 0.95, 0.97]
+    assert best["x"] == [1, 2, 3, 4] and best["y"] == [0.6, 0.85, 0.95, 0.97]
     assert all(trace["line"]["color"] != BEST and trace.get("opacity", 1) < 1 for trace in data[:-1])
     assert "lr = 0.002" in best["hovertemplate"] and "hidden_sizes = [256, 128]" in best["hovertemplate"]
-    assert data[1]["x"] == [0] and data[1]["y"] == [0.2]  # read from progress.csv
+    assert data[1]["x"] == [1] and data[1]["y"] == [0.2]  # read from progress.csv
 
 
 def test_a_trial_that_never_reported_is_named_and_drawn_nowhere(tune_run, tmp_path):
@@ -263,18 +270,18 @@ def test_a_training_run_gets_curves_per_metric_and_no_parallel_coordinates(train
     assert "parallel-coordinates" not in found and "Parcoords" not in page
     assert [title(layout) for _, layout in found.values()] == ["val_accuracy", "train_loss", "val_loss"]
     line, star = found["curves-0"][0]
-    assert line["x"] == [0, 1, 2, 3] and line["y"] == [0.7, 0.9, 0.96, 0.95]
-    assert star["name"] == "best epoch" and star["x"] == [2] and star["y"] == [0.96]
+    assert line["x"] == [1, 2, 3, 4] and line["y"] == [0.7, 0.9, 0.96, 0.95]
+    assert star["name"] == "best epoch" and star["x"] == [3] and star["y"] == [0.96]
     assert "Ray Train run · 4 epochs" in page
     rows = table_rows(page)
-    assert len(rows) == 4 and rows[2].startswith('<tr class="best">') and "★ 2" in rows[2]
+    assert len(rows) == 4 and rows[2].startswith('<tr class="best">') and "★ 3" in rows[2]
 
 
 def test_a_training_run_without_checkpoint_score_marks_its_last_epoch(tmp_path):
     page = report_of(write_train_run(tmp_path, checkpoint_score=False), tmp_path)
     assert "The epoch kept" in page and "the last one is kept" in page
     _, star = figures(page)["curves-0"][0]
-    assert star["name"] == "last epoch (kept)" and star["x"] == [3]
+    assert star["name"] == "last epoch (kept)" and star["x"] == [4]
 
 
 def test_categorical_values_of_any_kind_and_hostile_text_are_escaped(tmp_path):
@@ -291,14 +298,14 @@ def test_categorical_values_of_any_kind_and_hostile_text_are_escaped(tmp_path):
 
 def test_a_cut_off_result_line_is_skipped(tune_run):
     path = tune_run / f"trial_{BEST_ID}" / "result.json"
-    path.write_text(path.read_text() + '{"epoch": 4, "val_acc', encoding="utf-8")
+    path.write_text(path.read_text() + '{"epoch": 5, "val_acc', encoding="utf-8")
     (best,) = [line for line in curves(read_run(tune_run)) if line.best]
-    assert [epoch["epoch"] for epoch in best.epochs] == [0, 1, 2, 3]
+    assert [epoch["epoch"] for epoch in best.epochs] == [1, 2, 3, 4]
 
 
 def test_a_trial_that_went_back_is_drawn_along_the_run_that_ended_it(tune_run):
-    """The trial's first run reported epochs 0-3; a retry from its checkpoint after epoch 1 reported epochs 2 and 3
-    again, and a second retry epoch 2 only: the curve is epochs 0-1 of the first run and epoch 2 of the last."""
+    """The trial's first run reported epochs 1-4; a retry from its checkpoint after epoch 2 reported epochs 3 and 4
+    again, and a second retry epoch 3 only: the curve is epochs 1-2 of the first run and epoch 3 of the last."""
     path = tune_run / f"trial_{BEST_ID}" / "result.json"
     first = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     again = [{**first[epoch], "val_accuracy": 0.5 + epoch / 10} for epoch in (2, 3)] + [
@@ -306,7 +313,7 @@ def test_a_trial_that_went_back_is_drawn_along_the_run_that_ended_it(tune_run):
     ]
     path.write_text("".join(json.dumps(result) + "\n" for result in first + again), encoding="utf-8")
     (best,) = [line for line in curves(read_run(tune_run)) if line.best]
-    assert [(epoch["epoch"], epoch["val_accuracy"]) for epoch in best.epochs] == [(0, 0.6), (1, 0.85), (2, 0.1)]
+    assert [(epoch["epoch"], epoch["val_accuracy"]) for epoch in best.epochs] == [(1, 0.6), (2, 0.85), (3, 0.1)]
 
 
 def test_a_search_with_no_trials_still_reports(tmp_path):

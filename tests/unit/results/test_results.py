@@ -29,12 +29,20 @@ trial_id,status,epochs,training.optimizer.lr,model.activation,model.hidden_sizes
 
 TRAIN_CSV = """\
 epoch,train_loss,val_loss,val_accuracy
+1,2.2102344036102295,1.9742552042007446,0.7437325716018677
+2,1.5220340490341187,0.8738235831260681,0.8635097742080688
+3,0.5751001238822937,0.39451298117637634,0.9052924513816833
+4,0.30786609649658203,0.24623218178749084,0.9610027855153204
+5,0.2266233265399933,0.19716046750545502,0.9582172632217407
+"""
+OLD_TRAIN_CSV = """\
+epoch,train_loss,val_loss,val_accuracy
 0,2.2102344036102295,1.9742552042007446,0.7437325716018677
 1,1.5220340490341187,0.8738235831260681,0.8635097742080688
 2,0.5751001238822937,0.39451298117637634,0.9052924513816833
 3,0.30786609649658203,0.24623218178749084,0.9610027855153204
 4,0.2266233265399933,0.19716046750545502,0.9582172632217407
-"""
+"""  # TRAIN_CSV as a specc before issue 48 wrote it: its epochs from 0
 
 TRAIN_SPEC = """\
 specc: 1
@@ -67,6 +75,7 @@ def tune_run(tmp_path):
         "config": {"training.optimizer.lr": 0.002, "model.activation": "gelu", "model.hidden_sizes": [256, 128]},
         "metrics": {"epoch": 17, "train_loss": 0.1203, "val_loss": 0.0853, "val_accuracy": 0.9721448467966574},
         "checkpoint": checkpoint,
+        "epochs_counted_from": 1,
         "run_dir": str(run_dir),
     }
     return write_run(run_dir, {"results.csv": TUNE_CSV, "best.json": best, "best.yaml": "specc: 1\nname: x\n"})
@@ -76,9 +85,10 @@ def tune_run(tmp_path):
 def train_run(tmp_path):
     run_dir = tmp_path / "runs" / "digits-mlp"
     best = {
-        "metrics": {"epoch": 3, "train_loss": 0.30786609649658203, "val_loss": 0.24623218178749084,
+        "metrics": {"epoch": 4, "train_loss": 0.30786609649658203, "val_loss": 0.24623218178749084,
                     "val_accuracy": 0.9610027855153204},
         "checkpoint": None,
+        "epochs_counted_from": 1,
         "run_dir": str(run_dir),
     }  # fmt: skip
     return write_run(run_dir, {"results.csv": TRAIN_CSV, "best.json": best, "spec.resolved.yaml": TRAIN_SPEC})
@@ -101,8 +111,8 @@ def test_a_tune_run_reads_as_one_decoded_row_per_trial(tune_run):
 def test_a_training_run_reads_as_one_row_per_epoch_best_by_checkpoint_score(train_run):
     results = read_run(train_run)
     assert (results.kind, results.metric, results.mode, results.best_row) == ("train", "val_accuracy", "max", 3)
-    assert [row["epoch"] for row in results.rows] == [0, 1, 2, 3, 4]
-    assert results.best_spec is None
+    assert [row["epoch"] for row in results.rows] == [1, 2, 3, 4, 5]
+    assert results.best_spec is None and results.epoch_shift == 0
 
 
 @pytest.mark.parametrize(
@@ -156,11 +166,11 @@ def test_a_run_whose_trials_all_failed_has_no_best_trial(tmp_path):
 
 def test_a_training_run_without_checkpoint_score_keeps_its_last_epoch(tmp_path):
     run_dir = write_run(
-        tmp_path / "r", {"results.csv": TRAIN_CSV, "best.json": {"metrics": {"epoch": 4}, "checkpoint": None}}
+        tmp_path / "r", {"results.csv": TRAIN_CSV, "best.json": {"metrics": {"epoch": 5}, "checkpoint": None}}
     )
     results = read_run(run_dir)
     assert (results.metric, results.best_row) == (None, 4)
-    assert format_text(results).splitlines()[-3].startswith("last epoch: 4 (no run.checkpoint_score")
+    assert format_text(results).splitlines()[-3].startswith("last epoch: 5 (no run.checkpoint_score")
 
 
 # The table
@@ -202,9 +212,9 @@ def test_a_training_run_table_marks_the_best_epoch(train_run):
     assert lines[0] == f"{train_run}: 5 epochs"
     assert lines[2:4] == ["  epoch  train_loss  val_loss  val_accuracy", "  -----  ----------  --------  ------------"]
     assert [line[0] for line in lines[4:9]] == [" ", " ", " ", "*", " "]
-    assert lines[7] == "*     3      0.3079    0.2462         0.961"
+    assert lines[7] == "*     4      0.3079    0.2462         0.961"
     assert lines[10:] == [
-        "best epoch: 3, val_accuracy 0.961 (max)",
+        "best epoch: 4, val_accuracy 0.961 (max)",
         "  metrics: train_loss 0.3079, val_loss 0.2462, val_accuracy 0.961",
         "  checkpoint: none kept",
     ]
@@ -224,10 +234,10 @@ def test_a_summary_shows_the_best_trials_in_their_own_order(tune_run):
 
 
 def test_a_summary_of_epochs_shows_the_last_ones_and_the_best(tmp_path):
-    best = {"metrics": {"epoch": 1}, "checkpoint": None}
+    best = {"metrics": {"epoch": 2}, "checkpoint": None, "epochs_counted_from": 1}
     run_dir = write_run(tmp_path / "r", {"results.csv": TRAIN_CSV, "best.json": best, "spec.resolved.yaml": TRAIN_SPEC})
     lines = format_text(read_run(run_dir), max_rows=2).splitlines()
-    assert [line[:7] for line in lines[4:6]] == ["*     1", "      4"]
+    assert [line[:7] for line in lines[4:6]] == ["*     2", "      5"]
 
 
 def test_short_names_are_the_shortest_distinct_tails():
@@ -271,9 +281,9 @@ def test_json_format_has_rows_and_best(tune_run):
 
 
 def test_json_format_is_strict_json_when_a_loss_diverged(tmp_path):
-    run_dir = write_run(tmp_path / "r", {"results.csv": "epoch,train_loss,val_loss\n0,nan,inf\n"})
+    run_dir = write_run(tmp_path / "r", {"results.csv": "epoch,train_loss,val_loss\n1,nan,inf\n"})
     text = render(read_run(run_dir), "json")
-    assert json.loads(text)["rows"] == [{"epoch": 0, "train_loss": "nan", "val_loss": "inf"}]
+    assert json.loads(text)["rows"] == [{"epoch": 1, "train_loss": "nan", "val_loss": "inf"}]
     assert "NaN" not in text and "Infinity" not in text
 
 
@@ -332,8 +342,8 @@ def test_a_results_csv_that_cannot_be_read_names_the_file_and_why(tmp_path, text
 @pytest.mark.parametrize(
     ("text", "message", "rows"),
     [
-        ("epoch,train_loss\n0,1.5\n1\n2,0.5\n", "results.csv:3: warning[W308]: line 3: 1 cells, but the header "
-         "names 2 columns; left out", [0, 2]),
+        ("epoch,train_loss\n1,1.5\n2\n3,0.5\n", "results.csv:3: warning[W308]: line 3: 1 cells, but the header "
+         "names 2 columns; left out", [1, 3]),
         ('trial_id,status,epochs\nt,done,1\nt2,"completed,1\n', "results.csv:3: warning[W308]: line 3: cut off "
          "inside a quoted cell; it and any line after it are left out", ["t"]),
     ],
