@@ -45,7 +45,7 @@ def test_a_keras_digits_cnn_trains_with_augmentation(tmp_path, spec_file, local_
 
     header, rows = read_results(result.run_dir)
     assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
-    assert [row["epoch"] for row in rows] == [0, 1, 2]
+    assert [row["epoch"] for row in rows] == [1, 2, 3]
     assert all(math.isfinite(row["train_loss"]) and math.isfinite(row["val_loss"]) for row in rows)
     assert rows[-1]["train_loss"] < rows[0]["train_loss"]
     assert rows[-1]["val_accuracy"] > 0.6  # 10 classes: chance is 0.1
@@ -111,4 +111,4 @@ def test_loader_workers_read_torchvision_files_in_worker_processes(tmp_path, spe
     # (persistent_workers keeps them between epochs)
     assert [children for _kind, _pid, children in calls] == [2] * 4 + [4] * 2 + [4] * 6
     _, rows = read_results(result.run_dir)
-    assert [row["epoch"] for row in rows] == [0, 1] and all(0 <= row["val_accuracy"] <= 1 for row in rows)
+    assert [row["epoch"] for row in rows] == [1, 2] and all(0 <= row["val_accuracy"] <= 1 for row in rows)

@@ -97,7 +97,7 @@ def test_compiled_script_trains_on_two_nodes_through_ray_client(cluster, tmp_pat
     assert {line["poll"] for line in built} == {"0.1"}, built
     header, rows = read_results(tmp_path / "runs" / "two-nodes")
     assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
-    assert [row["epoch"] for row in rows] == [0, 1]
+    assert [row["epoch"] for row in rows] == [1, 2]
     assert rows[-1]["val_accuracy"] > 0.5
     assert "run directory:" in done.stdout
     assert epoch_lines(done.stdout, "two-nodes") == ["1/2", "2/2"]  # from Train's controller, through the queue
@@ -195,7 +195,7 @@ def test_submitted_job_succeeds_and_its_results_land_in_storage_path(submitted):
     ok(done)
     assert "submitted specc-submitted-" in done.stderr and "succeeded" in done.stderr
     _, rows = read_results(root / "runs" / "submitted")
-    assert [row["epoch"] for row in rows] == [0, 1]
+    assert [row["epoch"] for row in rows] == [1, 2]
     best = read_best(root / "runs" / "submitted")
     assert best["checkpoint"] and Path(best["checkpoint"], "state.pt").is_file()
     assert "run directory:" in done.stdout  # the job's own output, followed live
@@ -351,7 +351,7 @@ def test_tensorflow_workers_on_two_nodes(cluster, tmp_path):
     )
     header, rows = read_results(tmp_path / "runs" / "tf-two-nodes")  # STRICT_SPREAD: one worker per node, or none
     assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
-    assert [row["epoch"] for row in rows] == [0, 1, 2]
+    assert [row["epoch"] for row in rows] == [1, 2, 3]
     assert rows[-1]["val_accuracy"] >= 0.85
     # Ray Train's list of its workers, which the run keeps in ray.log (the console shows specc's lines)
     assert "world_rank=1" in (tmp_path / "runs" / "tf-two-nodes" / "ray.log").read_text(encoding="utf-8")

@@ -26,6 +26,6 @@ def test_cnn_blocks_learn_digits(local_ray, tmp_path, framework, workers):
     result = run_spec(SPEC, *overrides, storage_path=tmp_path / "runs")
     header, rows = read_results(Path(result.run_dir))
     assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
-    assert [row["epoch"] for row in rows] == [0, 1, 2]
+    assert [row["epoch"] for row in rows] == [1, 2, 3]
     assert rows[-1]["val_accuracy"] >= 0.8  # ten classes: chance is 0.1
     assert rows[-1]["train_loss"] < rows[0]["train_loss"]

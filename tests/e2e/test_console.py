@@ -73,7 +73,7 @@ def test_a_train_run_prints_only_specc_and_keeps_rays_output_in_ray_log(tmp_path
     run_dir = tmp_path / "digits-mlp"
     out = done.stdout.strip().splitlines()
     assert out[-7].startswith("digits-mlp: done in ") and out[-6] == ""
-    assert out[-5].startswith("  best epoch  0 by val_accuracy")
+    assert out[-5].startswith("  best epoch  1 by val_accuracy")  # the console's `epoch 1/1`
     assert out[-4].startswith("  metrics     train_loss ")
     assert out[-3] == f"  run dir     {run_dir} (results.csv, best.json, script.py, spec.resolved.yaml, ray.log)"
     assert out[-2].startswith(f"  checkpoint  {run_dir}/checkpoint_")
@@ -127,12 +127,12 @@ def test_a_worker_error_and_ray_trains_retry_reach_the_console(tmp_path):
 
     pids = (tmp_path / "epochs.log").read_text(encoding="utf-8").split()  # the process that started each epoch
     assert not (tmp_path / "armed").exists()
-    assert len(pids) == 4, pids  # epoch 0, the crash at epoch 1; after the restart epochs 1 and 2
+    assert len(pids) == 4, pids  # epoch 1, the crash at epoch 2; after the restart epochs 2 and 3
     assert pids[0] == pids[1] != pids[2] == pids[3]  # a new worker process took over
     header, rows = read_results(run_dir)
     assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
-    assert [row["epoch"] for row in rows] == [0, 1, 2]  # from the checkpoint of epoch 0: each epoch once
-    assert read_best(run_dir)["metrics"]["epoch"] == 2
+    assert [row["epoch"] for row in rows] == [1, 2, 3]  # from the checkpoint of epoch 1: each epoch once
+    assert read_best(run_dir)["metrics"]["epoch"] == 3
 
 
 SEARCH = """\

@@ -51,7 +51,7 @@ def test_custom_factory_builds_the_trained_model(tmp_path, spec_file, factory_mo
     assert calls[0]["hidden"] == 24  # kwargs passed through
     header, rows = read_results(result.run_dir)
     assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
-    assert [row["epoch"] for row in rows] == [0, 1]
+    assert [row["epoch"] for row in rows] == [1, 2]
     assert rows[-1]["val_accuracy"] > 0.5  # it learns: 10 classes, chance is 0.1
     if not workers:
         return
@@ -105,4 +105,4 @@ def test_compiled_script_finds_the_factory_beside_the_spec(tmp_path, monkeypatch
     assert records(marker)[0]["input_shape"] == [4]  # iris: 4 features
     assert records(marker)[0]["num_outputs"] == 3
     _, rows = read_results(tmp_path / "runs" / "custom-script")
-    assert [row["epoch"] for row in rows] == [0]
+    assert [row["epoch"] for row in rows] == [1]

@@ -78,7 +78,7 @@ def test_resnet18_on_fashion_mnist_files(tmp_path, spec_file, local_ray):
     assert result.run_dir == str(run_dir)
     header, rows = read_results(run_dir)
     assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "val_top5_accuracy", "num_parameters"]
-    assert [row["epoch"] for row in rows] == [0]  # --smoke: one epoch
+    assert [row["epoch"] for row in rows] == [1]  # --smoke: one epoch
     assert np.isfinite(rows[0]["train_loss"]) and np.isfinite(rows[0]["val_loss"])
     assert 0.0 <= rows[0]["val_accuracy"] <= rows[0]["val_top5_accuracy"] <= 1.0
     assert read_best(run_dir)["metrics"] == pytest.approx(rows[0])
@@ -142,7 +142,7 @@ def test_csv_regression_through_ray_data(tmp_path, spec_file, local_ray):
     assert result.run_dir == str(run_dir)
     header, rows = read_results(run_dir)
     assert header == ["epoch", "train_loss", "val_loss", "val_mse", "val_mae", "num_parameters"]
-    assert [row["epoch"] for row in rows] == [0]
+    assert [row["epoch"] for row in rows] == [1]
     row = rows[0]
     assert all(np.isfinite(value) and value >= 0 for value in row.values())
     assert row["val_mse"] == pytest.approx(row["val_loss"], rel=1e-5)  # loss mse: the same quantity

@@ -66,7 +66,7 @@ def test_results_csv_has_one_row_per_epoch(digits_run):
     _, run_dir, _, _ = digits_run
     header, rows = read_results(run_dir)
     assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
-    assert [row["epoch"] for row in rows] == [0, 1, 2, 3, 4]
+    assert [row["epoch"] for row in rows] == [1, 2, 3, 4, 5]
     assert all(0.0 <= row["val_accuracy"] <= 1.0 and row["train_loss"] > 0 for row in rows)
     assert rows[-1]["train_loss"] < rows[0]["train_loss"]
     best = read_best(run_dir)["metrics"]

@@ -3,8 +3,8 @@ status `diverged`, exit 1 and E415 naming the epoch and the loss; a search goes 
 picks its best among them (W310, exit 0); best.json stays strict JSON. `specc run` in this process on the
 session Ray, real torch and tf_keras training on scikit-learn's digits.
 
-The learning rate jumps at epoch 1: a cosine schedule with t_max 1 "anneals" towards an eta_min of 1e12, so
-epoch 0 trains (and is checkpointed) and epoch 1 diverges.
+The learning rate jumps after the first epoch: a cosine schedule with t_max 1 "anneals" towards an eta_min of 1e12,
+so epoch 1 trains (and is checkpointed) and epoch 2 diverges (epochs count from 1, as the progress lines do).
 """
 
 from __future__ import annotations
@@ -97,17 +97,17 @@ def test_a_train_run_that_diverges_exits_1_with_status_diverged(tmp_path, local_
     code, out, err = specc_run(spec, tmp_path / "runs", capsys)
 
     assert code == 1, err[-3000:]
-    assert f"error[E415]: {name} diverged: train_loss is NaN or infinite at epoch 1" in err
+    assert f"error[E415]: {name} diverged: train_loss is NaN or infinite at epoch 2" in err
     assert "hint: lower the learning rate (training.optimizer.lr, now 0.05) or clip gradients" in err
-    assert f"{name}: diverged after " in out and "  diverged    at epoch 1: train_loss is NaN or infinite" in out
+    assert f"{name}: diverged after " in out and "  diverged    at epoch 2: train_loss is NaN or infinite" in out
     best = strict_json(run_dir / "best.json")
-    assert (best["status"], best["diverged"]) == ("diverged", {"epoch": 1, "metric": "train_loss"})
-    assert best["metrics"]["epoch"] == 0  # the best epoch before the loss became NaN, with its checkpoint
+    assert (best["status"], best["diverged"]) == ("diverged", {"epoch": 2, "metric": "train_loss"})
+    assert best["metrics"]["epoch"] == 1  # the best epoch before the loss became NaN, with its checkpoint
     assert best["checkpoint"] and Path(best["checkpoint"]).is_dir()
-    assert [row["epoch"] for row in rows(run_dir)] == ["0", "1"]  # stopped at the diverged epoch
+    assert [row["epoch"] for row in rows(run_dir)] == ["1", "2"]  # stopped at the diverged epoch
     assert rows(run_dir)[1]["train_loss"] == "nan"
 
-    # Epoch 0 trained as any run does: its metric names and num_parameters (tests/e2e/test_num_parameters.py)
+    # Epoch 1 trained as any run does: its metric names and num_parameters (tests/e2e/test_num_parameters.py)
     first = {name: float(value) for name, value in rows(run_dir)[0].items()}
     assert set(first) == NAMES
     assert 0 <= first["train_accuracy"] <= first["train_top5_accuracy"] <= 1
@@ -119,9 +119,9 @@ def test_a_train_run_that_diverges_exits_1_with_status_diverged(tmp_path, local_
 
     assert main(["results", str(run_dir)]) == 0
     shown = capsys.readouterr().out
-    assert "2 epochs (diverged at epoch 1)" in shown and "best epoch: 0" in shown
+    assert "2 epochs (diverged at epoch 2)" in shown and "best epoch: 1" in shown
     assert main(["report", str(run_dir), "-o", str(tmp_path / "report.html")]) == 0
-    assert "diverged at epoch 1" in (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "diverged at epoch 2" in (tmp_path / "report.html").read_text(encoding="utf-8")
 
 
 def test_a_search_goes_on_past_its_diverged_trials(tmp_path, local_ray, capsys):

@@ -76,6 +76,6 @@ def test_example_spec_smoke_runs(local_ray, tmp_path, monkeypatch, name):
         columns |= {path for path in experiment.tune.space if path not in options}
         assert options.keys() <= experiment.tune.space.keys() and columns <= set(lines[0].split(","))
         assert api.load(run_dir / "best.yaml").tune is None
-    assert result.metrics["epoch"] == 0
+    assert result.metrics["epoch"] == 1  # the one epoch, counted from 1
     assert all(value == value for value in result.metrics.values())  # no NaN
     assert (run_dir / "script.py").read_text() == api.compile(experiment)

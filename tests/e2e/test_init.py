@@ -34,4 +34,4 @@ def test_the_starter_smoke_runs(tmp_path, monkeypatch, local_ray, framework, tun
     else:
         header, rows = read_results(result.run_dir)
         assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
-        assert [row["epoch"] for row in rows] == [0]
+        assert [row["epoch"] for row in rows] == [1]

@@ -48,7 +48,7 @@ def test_torch_cnn_learns_digits_from_an_mnist_npz(tmp_path, spec_file, local_ra
 
     header, rows = read_results(tmp_path / "runs" / "keras-mnist")
     assert header == ["epoch", "train_loss", "val_loss", "val_accuracy", "num_parameters"]
-    assert [row["epoch"] for row in rows] == [0, 1, 2]
+    assert [row["epoch"] for row in rows] == [1, 2, 3]
     assert rows[-1]["val_accuracy"] > 0.6, rows  # 0.86 seen; chance is 0.1
     assert rows[-1]["train_loss"] < rows[0]["train_loss"]
 
@@ -103,7 +103,7 @@ def test_validation_from_none_trains_and_reports_no_val_metrics(tmp_path, spec_f
     run_dir = tmp_path / "runs" / "no-validation"
     header, rows = read_results(run_dir)
     assert header == ["epoch", "train_loss", "train_accuracy", "num_parameters"]
-    assert [row["epoch"] for row in rows] == [0, 1] and all(np.isfinite(row["train_loss"]) for row in rows)
+    assert [row["epoch"] for row in rows] == [1, 2] and all(np.isfinite(row["train_loss"]) for row in rows)
     best = read_best(run_dir)
     assert best["status"] == "completed" and best["metrics"] == pytest.approx(rows[-1]) and best["checkpoint"]
     shown = capsys.readouterr()

@@ -86,7 +86,7 @@ def test_every_trial_ends_with_all_its_epochs(train_pbt):
     assert [(row["status"], row["epochs"]) for row in rows] == [("completed", TRAIN_EPOCHS)] * 2, rows
     assert seconds < 400  # not ended by stop.time_budget_s
     assert Path(result.checkpoint).parent.name.startswith("train-trial_id=")  # the best trial's Train checkpoint
-    assert states([Path(result.checkpoint)])[0]["epoch"] >= 2
+    assert states([Path(result.checkpoint)])[0]["epoch"] == TRAIN_EPOCHS  # epochs count from 1: the last
 
 
 def test_the_exploiting_trial_continues_from_the_donors_train_checkpoint(train_pbt):
@@ -107,12 +107,12 @@ def test_the_exploiting_trial_continues_from_the_donors_train_checkpoint(train_p
     strong_states = states(sorted((run_dir / f"trial_{strong}").glob("checkpoint_*")))
     assert weak_states and strong_states, sorted(p.name for p in run_dir.rglob("*"))[:50]
     epochs = [state["epoch"] for state in weak_states]
-    assert epochs[0] == 0 and epochs[-1] == TRAIN_EPOCHS - 1
+    assert epochs[0] == 1 and epochs[-1] == TRAIN_EPOCHS
     assert epochs == sorted(set(epochs)), f"the weak trial's checkpoints are at epochs {epochs}"
-    own = weak_states[0]["history"][0]["val_accuracy"]  # the weak trial's own epoch 0 (lr 0.002)
-    donor = [row["val_accuracy"] for row in strong_states[-1]["history"][:2]]  # the donor's epochs 0 and 1
+    own = weak_states[0]["history"][0]["val_accuracy"]  # the weak trial's own epoch 1 (lr 0.002)
+    donor = [row["val_accuracy"] for row in strong_states[-1]["history"][:2]]  # the donor's epochs 1 and 2
     last = weak_states[-1]["history"]
-    assert [row["epoch"] for row in last] == list(range(TRAIN_EPOCHS))
+    assert [row["epoch"] for row in last] == list(range(1, TRAIN_EPOCHS + 1))
     assert [row["val_accuracy"] for row in last[:2]] == donor  # it carries the donor's past, not its own
     assert donor[0] != own
     assert last[-1]["val_accuracy"] > own + 0.3  # the donor's weights, trained on (lr 0.002 alone stays far below)
@@ -120,9 +120,9 @@ def test_the_exploiting_trial_continues_from_the_donors_train_checkpoint(train_p
     lr = weak_states[-1]["optimizer"]["param_groups"][0]["lr"]
     assert any(lr == pytest.approx(value) for value in explored), (lr, explored)  # trained on with its new lr
 
-    # Its new Train run (under the run directory, named after the Tune checkpoint it started from) reported epoch 2
-    # first: it continued the donor's epoch count instead of starting again at 0
+    # Its new Train run (under the run directory, named after the Tune checkpoint it started from) reported epoch 3
+    # first: it continued the donor's epoch count instead of starting again at 1
     restarted = states(sorted(run_dir.glob(f"train-trial_id={weak}-from-*/checkpoint_*")))
     assert restarted, sorted(path.name for path in run_dir.iterdir())
-    assert min(state["epoch"] for state in restarted) == 2
+    assert min(state["epoch"] for state in restarted) == 3
     assert all([row["val_accuracy"] for row in state["history"][:2]] == donor for state in restarted)

@@ -140,7 +140,7 @@ def test_two_runs_of_one_name_at_once_one_runs_the_other_is_refused_naming_it(tm
     assert f"{run_dir} is in use by the run of pid {winner.pid} on {socket.gethostname()}, started " in refusal
     assert "Traceback" not in refusal, refusal[-3000:]
     assert code == 1 and "E401" in err and f"pid {winner.pid}" in err and "Traceback" not in err, err
-    assert epochs_in(run_dir) == [0, 1, 2]  # the winner's run, whole
+    assert epochs_in(run_dir) == [1, 2, 3]  # the winner's run, whole
     assert started_epochs(log) == 3  # the refused runs trained nothing
     assert not claim.exists()
 
@@ -152,7 +152,7 @@ def test_a_killed_run_is_resumed_from_its_stale_lock_without_losing_an_epoch(tmp
     try:
         snapshot = run_dir / "checkpoint_manager_snapshot.json"  # where Train V2 lists the checkpoints it kept
         wait_for(lambda: (snapshot.exists() and snapshot.stat().st_size) or run.poll() is not None, "a checkpoint")
-        time.sleep(0.3)  # epoch 0 is checkpointed, 1 is under way
+        time.sleep(0.3)  # epoch 1 is checkpointed, 2 is under way
     finally:
         os.kill(run.pid, signal.SIGKILL)  # the script this test started; Ray ends the job's workers with it
         _, err = run.communicate()
@@ -166,7 +166,7 @@ def test_a_killed_run_is_resumed_from_its_stale_lock_without_losing_an_epoch(tmp
 
     assert code == 0, err[-3000:]
     assert f"{run_dir} was held by the run of pid {run.pid}" in err and "this run takes it over" in err
-    assert epochs_in(run_dir) == [0, 1, 2]  # every epoch exactly once
+    assert epochs_in(run_dir) == [1, 2, 3]  # every epoch exactly once
     # Resumed from its last checkpoint, not from the start. (Counted by worker pid: the killed run's worker may
     # start one more epoch before Ray ends it.)
     resumed = [pid for pid in log.read_text(encoding="utf-8").split() if pid not in killed]
@@ -187,12 +187,12 @@ def test_a_start_that_failed_before_its_first_epoch_does_not_block_the_corrected
     err = capsys.readouterr().err
 
     assert code == 0, err[-3000:]
-    assert epochs_in(run_dir) == [0, 1, 2]
+    assert epochs_in(run_dir) == [1, 2, 3]
     assert "epochs: 3" in (run_dir / "spec.resolved.yaml").read_text()
 
 
 def test_a_truncated_checkpoint_is_passed_over_for_the_previous_one_named(tmp_path, claimed, local_ray, capfd):
-    spec, storage, run_dir, log = claimed(epochs=4, crash_at=2)  # checkpoints of epochs 0 and 1, then a crash
+    spec, storage, run_dir, log = claimed(epochs=4, crash_at=2)  # checkpoints of epochs 1 and 2, then a crash
     with pytest.raises(Exception, match="simulated crash"):
         run_spec(spec, storage_path=storage)
     saved = sorted(p for p in run_dir.iterdir() if p.name.startswith("checkpoint_") and p.is_dir())
@@ -216,7 +216,7 @@ def test_a_truncated_checkpoint_is_passed_over_for_the_previous_one_named(tmp_pa
     assert main(["run", str(spec), "--resume", "--storage-path", str(storage)]) == 0
     warning = f"warning: resuming from {saved[0]}: cannot read {saved[1]} ("
     assert warning in stderr_with(capfd, warning)
-    assert epochs_in(run_dir) == [0, 1, 2, 3]  # epoch 1 again from epoch 0's checkpoint, then 2 and 3
+    assert epochs_in(run_dir) == [1, 2, 3, 4]  # epoch 2 again from epoch 1's checkpoint, then 3 and 4
     assert started_epochs(log) - before == 3
 
     # Nothing of the run outlives it in this process: Ctrl-C is handled as before (Ray Train's fit() leaves a

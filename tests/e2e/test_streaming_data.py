@@ -240,21 +240,21 @@ def test_a_table_with_categories_and_missing_values_trains_and_resumes_on_the_sa
     storage, run_dir = tmp_path / "runs", tmp_path / "runs/customers"
 
     # An interrupted run resumes from its last checkpoint and keeps counting epochs (SPEC §8): the worker dies as
-    # epoch 2 starts (max_failures 0: no retry), after the checkpoints of epochs 0 and 1; `specc run --resume` goes on
+    # epoch 3 starts (max_failures 0: no retry), after the checkpoints of epochs 1 and 2; `specc run --resume` goes on
     armed.touch()
     with pytest.raises(Exception, match="simulated crash"):
         run_spec(spec, storage_path=storage)
     first = log.read_text(encoding="utf-8").split()  # the pid that started each epoch
-    assert len(first) == 3  # epochs 0, 1 and the one that crashed
+    assert len(first) == 3  # epochs 1, 2 and the one that crashed
     before = latest_state(run_dir)
-    assert before["epoch"] == 1 and [row["epoch"] for row in before["history"]] == [0, 1]
+    assert before["epoch"] == 2 and [row["epoch"] for row in before["history"]] == [1, 2]
     assert main(["run", str(spec), "--resume", "--storage-path", str(storage)]) == 0, capsys.readouterr().err
     second = log.read_text(encoding="utf-8").split()[len(first) :]
-    assert len(second) == 2, f"the resumed run started {len(second)} epochs, not 2 (epochs 2 and 3)"
+    assert len(second) == 2, f"the resumed run started {len(second)} epochs, not 2 (epochs 3 and 4)"
     _, rows = read_results(run_dir)
-    assert [row["epoch"] for row in rows] == [0, 1, 2, 3]  # every epoch once: the resumed run went on at 2
+    assert [row["epoch"] for row in rows] == [1, 2, 3, 4]  # every epoch once: the resumed run went on at 3
     assert rows[:2] == [pytest.approx(row) for row in before["history"]]  # the interrupted run's epochs, as reported
-    assert latest_state(run_dir)["epoch"] == 3
+    assert latest_state(run_dir)["epoch"] == 4
 
     saved = checkpoints(run_dir)
     assert len(saved) == 4
@@ -282,7 +282,7 @@ def test_a_table_with_categories_and_missing_values_trains_and_resumes_on_the_sa
     model_factory = imported(factory, "e2e_crash_models_for_loss")
     for checkpoint in saved:
         loss, epoch = validation_loss(checkpoint, inputs, labels, model_factory)
-        assert loss == pytest.approx(rows[epoch]["val_loss"], rel=1e-4), epoch
+        assert loss == pytest.approx(rows[epoch - 1]["val_loss"], rel=1e-4), epoch  # epochs from 1
     assert rows[-1]["val_accuracy"] > 0.7  # churn is learnable from these columns (about 0.55 by guessing)
 
     # specc evaluate (issue 20): the last checkpoint, its data streamed and prepared again (what the driver fits on

@@ -84,7 +84,7 @@ def test_two_workers_fit_the_line(regression):
     run_dir, _ = regression
     header, rows = read_results(run_dir)
     assert header == ["epoch", "train_loss", "val_loss", "val_mse", "val_mae", "num_parameters"]
-    assert [row["epoch"] for row in rows] == list(range(9))
+    assert [row["epoch"] for row in rows] == list(range(1, 10))  # from 1, as the progress lines count
     assert rows[-1]["val_mse"] <= rows[0]["val_mse"] / 10, [row["val_mse"] for row in rows]
     assert rows[-1]["val_loss"] == pytest.approx(rows[-1]["val_mse"], rel=1e-4)  # loss mse: the same number
 
@@ -95,10 +95,10 @@ def test_best_checkpoint_is_a_keras_model_that_predicts_the_line(regression):
     assert result.checkpoint == best["checkpoint"] and best["checkpoint"].startswith(str(run_dir))
     _, rows = read_results(run_dir)
     assert best["metrics"] == pytest.approx(min(rows, key=lambda row: row["val_mse"]))  # the best epoch
-    # The best of the checkpointed epochs (checkpoint_every 3: epochs 2, 5 and 8) by val_mse.
+    # The best of the checkpointed epochs (checkpoint_every 3: epochs 3, 6 and 9) by val_mse.
     state = checkpoint_state(best["checkpoint"])
-    assert state["epoch"] == min((2, 5, 8), key=lambda epoch: rows[epoch]["val_mse"])
-    assert state["history"] == [pytest.approx(row) for row in rows[: state["epoch"] + 1]]
+    assert state["epoch"] == min((3, 6, 9), key=lambda epoch: rows[epoch - 1]["val_mse"])
+    assert state["history"] == [pytest.approx(row) for row in rows[: state["epoch"]]]
 
     model = keras().models.load_model(Path(best["checkpoint"], "model.keras"), compile=False)
     assert [layer.units for layer in model.layers if hasattr(layer, "units")] == [10, 1]
@@ -204,7 +204,7 @@ def test_two_tensorflow_workers_learn_digits(digits):
     (row,) = trials(run_dir)
     lines = (run_dir / f"trial_{row['trial_id']}" / "result.json").read_text(encoding="utf-8").splitlines()
     history = [json.loads(line) for line in lines if line.strip()]
-    assert [report["epoch"] for report in history] == [0, 1, 2, 3, 4]
+    assert [report["epoch"] for report in history] == [1, 2, 3, 4, 5]
     assert set(HEADER) <= set(history[-1])
     assert history[-1]["train_loss"] < history[0]["train_loss"]
     best = read_best(run_dir)
@@ -296,7 +296,7 @@ def test_digits_checkpoint_holds_model_and_optimizer_state(digits):
     # Adam's step count: every epoch all 1438 training rows once, in global batches of 32 x 2 workers: 23 steps,
     # or 24 as each worker's last batch is a short one (Keras counts 1 more over the first epoch of a generator).
     # Half the data (as with a dataset of known length under the strategy) would be about 12 per epoch.
-    epochs = best["metrics"]["epoch"] + 1
+    epochs = best["metrics"]["epoch"]  # from 1: how many epochs its checkpoint trained
     assert epochs * 23 <= int(model.optimizer.iterations.numpy()) <= epochs * 24 + 1
     assert checkpoint_state(best["checkpoint"])["epoch"] == best["metrics"]["epoch"]
 
@@ -352,7 +352,8 @@ def test_resume_continues_from_the_checkpoint_epoch(tmp_path, spec_file, factory
     storage = tmp_path / "runs"
     run_dir = storage / "tf-resumable"
 
-    # 1. The worker fails when epoch 2 starts, after the checkpoints of epochs 0 and 1 (max_failures 0: no retry).
+    # 1. The worker fails when epoch 3 starts, after the checkpoints of epochs 1 and 2 (max_failures 0: no retry).
+    # (The model's log counts as Keras does, from 0: its `epoch 2` is the third.)
     with pytest.raises(Exception, match="simulated crash"):
         run_spec(spec, storage_path=storage)
     assert not armed.exists()
@@ -360,11 +361,12 @@ def test_resume_continues_from_the_checkpoint_epoch(tmp_path, spec_file, factory
     assert [epoch for _, epoch in log_lines(log, "epoch")] == [0, 1, 2]
     checkpoints = sorted(run_dir.glob("checkpoint_*/state.json"))
     before = json.loads(checkpoints[-1].read_text(encoding="utf-8"))
-    assert before["epoch"] == 1
+    assert before["epoch"] == 2
     steps = optimizer_steps(checkpoints[-1].parent / "model.keras")
     assert steps >= 2 * 23  # 23 batches of 64 per epoch
 
-    # 2. --resume: a new worker fits from epoch 2 with the checkpoint's weights and optimizer state.
+    # 2. --resume: a new worker fits from epoch 3 (Keras' initial_epoch 2) with the checkpoint's weights and optimizer
+    # state.
     capsys.readouterr()
     assert main(["run", str(spec), "--resume", "--storage-path", str(storage)]) == 0, capsys.readouterr().err
     fits, epochs = log_lines(log, "fit"), log_lines(log, "epoch")
@@ -374,10 +376,10 @@ def test_resume_continues_from_the_checkpoint_epoch(tmp_path, spec_file, factory
 
     header, rows = read_results(run_dir)
     assert header == HEADER
-    assert [row["epoch"] for row in rows] == [0, 1, 2, 3]  # every epoch exactly once
+    assert [row["epoch"] for row in rows] == [1, 2, 3, 4]  # every epoch exactly once
     assert rows[:2] == [pytest.approx(row) for row in before["history"]]
     last = sorted(run_dir.glob("checkpoint_*/state.json"))[-1].parent
-    assert checkpoint_state(last)["epoch"] == 3
+    assert checkpoint_state(last)["epoch"] == 4
     assert optimizer_steps(last / "model.keras") >= steps + 2 * 23  # Adam's state was restored, not rebuilt
 
 
@@ -450,7 +452,7 @@ def test_asha_stops_weak_tensorflow_trials(asha):
     assert int(next(row for row in rows if row["trial_id"] == best["trial_id"])["epochs"]) == 4
     assert result.checkpoint == best["checkpoint"]
     assert Path(best["checkpoint"], "model.keras").is_file()
-    assert checkpoint_state(best["checkpoint"])["epoch"] == 3
+    assert checkpoint_state(best["checkpoint"])["epoch"] == 4
 
 
 @pytest.mark.in_turn(4)
@@ -460,7 +462,7 @@ def test_asha_trials_ran_in_their_own_processes(asha):
     for row in trials(run_dir):
         lines = (run_dir / f"trial_{row['trial_id']}" / "result.json").read_text(encoding="utf-8").splitlines()
         history = [json.loads(line) for line in lines if line.strip()]
-        assert [result["epoch"] for result in history] == list(range(int(row["epochs"])))
+        assert [result["epoch"] for result in history] == list(range(1, int(row["epochs"]) + 1))
         assert float(row["last_val_accuracy"]) == history[-1]["val_accuracy"]
 
 
@@ -489,7 +491,7 @@ def test_keras_application_on_custom_images(tmp_path, spec_file, factory_module,
 
     header, rows = read_results(result.run_dir)
     assert header == HEADER
-    assert [row["epoch"] for row in rows] == [0, 1]
+    assert [row["epoch"] for row in rows] == [1, 2]
     assert all(0.0 <= row["val_accuracy"] <= 1.0 and row["train_loss"] > 0 for row in rows)
     script = Path(result.run_dir, "script.py").read_text(encoding="utf-8")
     assert "keras.applications.MobileNetV2(" in script and "weights=None" in script
@@ -521,7 +523,7 @@ def test_custom_keras_factory_in_a_train_worker(tmp_path, spec_file, factory_mod
     fits = log_lines(log, "fit")
     assert len(fits) == 1 and os.getpid() not in {pid for pid, _ in fits}  # built in the worker process
     header, rows = read_results(result.run_dir)
-    assert header == HEADER and [row["epoch"] for row in rows] == [0, 1, 2]
+    assert header == HEADER and [row["epoch"] for row in rows] == [1, 2, 3]
     assert rows[-1]["val_accuracy"] >= 0.85
     with zipfile.ZipFile(Path(result.checkpoint, "model.keras")) as saved:  # the factory's own class, as saved
         config = json.loads(saved.read("config.json"))

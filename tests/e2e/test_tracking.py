@@ -66,7 +66,7 @@ def test_a_training_run_logs_every_epoch_to_each_tracker(tmp_path, local_ray, sp
     run_dir = tmp_path / "runs" / "tracked"
     run_spec(spec_file(TRAIN.format(workers=workers)), storage_path=tmp_path / "runs", echo=False)
     _, epochs = read_results(run_dir)
-    assert [row["epoch"] for row in epochs] == [0, 1, 2]
+    assert [row["epoch"] for row in epochs] == [1, 2, 3]
     reported = [numbers(row) for row in epochs]
 
     with open(run_dir / "progress.csv", encoding="utf-8") as f:
@@ -113,7 +113,7 @@ def test_a_search_logs_each_trial_through_rays_logger_callbacks(tmp_path, local_
     for row in trials:
         trial_dir = run_dir / f"trial_{row['trial_id']}"
         results = [json.loads(line) for line in (trial_dir / "result.json").read_text(encoding="utf-8").splitlines()]
-        assert [r["epoch"] for r in results] == [0, 1]
+        assert [r["epoch"] for r in results] == [1, 2]
         assert (trial_dir / "progress.csv").is_file()
 
         accuracy = tensorboard_scalars(trial_dir)["ray/tune/val_accuracy"]

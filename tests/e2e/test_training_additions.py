@@ -55,7 +55,7 @@ def test_steps_per_epoch_bound_each_workers_batches_without_checkpoints(tmp_path
 
     header, rows = read_results(result.run_dir)
     assert header == ["epoch", "train_loss", "train_accuracy", "val_loss", "val_accuracy", "num_parameters"]
-    assert [row["epoch"] for row in rows] == [0, 1] and all(0 <= row["train_accuracy"] <= 1 for row in rows)
+    assert [row["epoch"] for row in rows] == [1, 2] and all(0 <= row["train_accuracy"] <= 1 for row in rows)
 
     assert result.checkpoint is None and read_best(result.run_dir)["checkpoint"] is None
     assert not list(storage.rglob("checkpoint_*"))  # no checkpoint written anywhere

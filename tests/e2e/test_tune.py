@@ -207,7 +207,7 @@ def test_asha_rows_agree_with_rays_own_trial_history(asha):
     _, run_dir, _ = asha
     for row in trial_rows(run_dir):
         history = ray_history(run_dir, row["trial_id"])
-        assert [result["epoch"] for result in history] == list(range(row["epochs"]))
+        assert [result["epoch"] for result in history] == list(range(1, row["epochs"] + 1))  # = training_iteration
         assert history[-1]["training_iteration"] == row["epochs"]
         assert row["last_val_accuracy"] == history[-1]["val_accuracy"]
         assert row["last_val_loss"] == history[-1]["val_loss"]
@@ -294,7 +294,7 @@ def test_specc_evaluate_measures_the_best_trials_checkpoint(grid, capsys):
     evaluation = json.loads((run_dir / "evaluation.json").read_text(encoding="utf-8"))
     assert evaluation["trial_id"] == best["trial_id"]
     state = torch.load(Path(best["checkpoint"], "state.pt"), weights_only=True)
-    reported = state["history"][state["epoch"]]  # what the trial reported for its checkpoint's epoch
+    reported = state["history"][state["epoch"] - 1]  # what the trial reported for its checkpoint's epoch (from 1)
     assert evaluation["metrics"]["accuracy"] == reported["val_accuracy"]
     assert evaluation["metrics"]["loss"] == pytest.approx(reported["val_loss"], rel=1e-5)
 
@@ -367,7 +367,7 @@ def checkpoint_states(run_dir, trial_id: str) -> list[dict]:
 
 
 def test_pbt_exploited_trial_continues_from_the_donor_checkpoint(pbt):
-    """The weak trial's checkpoints after the exploit go on at epoch 2 with the donor's history: it trained on from
+    """The weak trial's checkpoints after the exploit go on at epoch 3 with the donor's history: it trained on from
     the donor's weights, not from scratch and not from its own.
 
     Its checkpoints are the witness, not Ray's result.json: Ray copies a trial's logs back from storage when it
@@ -381,14 +381,14 @@ def test_pbt_exploited_trial_continues_from_the_donor_checkpoint(pbt):
 
     weak_states, strong_states = checkpoint_states(run_dir, weak), checkpoint_states(run_dir, strong)
     epochs = [state["epoch"] for state in weak_states]
-    # Never back to 0 (a restart), and on to the last epoch. Which checkpoints Ray keeps under which name around an
+    # Never back to 1 (a restart), and on to the last epoch. Which checkpoints Ray keeps under which name around an
     # exploit varies (it has reused a name), so only their order and epochs are checked.
-    assert epochs[0] == 0 and epochs[-1] == PBT_EPOCHS - 1
+    assert epochs[0] == 1 and epochs[-1] == PBT_EPOCHS
     assert epochs == sorted(set(epochs)), f"the weak trial's checkpoints are at epochs {epochs}"
-    own = weak_states[0]["history"][0]["val_accuracy"]  # the weak trial's own epoch 0
-    donor = [row["val_accuracy"] for row in strong_states[-1]["history"][:2]]  # the donor's epochs 0 and 1
+    own = weak_states[0]["history"][0]["val_accuracy"]  # the weak trial's own epoch 1
+    donor = [row["val_accuracy"] for row in strong_states[-1]["history"][:2]]  # the donor's epochs 1 and 2
     last = weak_states[-1]["history"]
-    assert [row["epoch"] for row in last] == list(range(PBT_EPOCHS))
+    assert [row["epoch"] for row in last] == list(range(1, PBT_EPOCHS + 1))
     assert last[0]["val_accuracy"] == donor[0] != own  # it carries the donor's past, not its own
     assert last[-1]["val_accuracy"] > own + 0.5  # the donor's weights, trained on (the weak lr alone reaches ~0.1)
     explored = [step[5]["training.optimizer.lr"] for step in exploits(run_dir) if step[0] == first[0]]
@@ -473,7 +473,7 @@ def test_searcher_values_reach_the_training(searcher_run):
     _, _, run_dir, _ = searcher_run
     for row in trial_rows(run_dir):
         state = trial_checkpoint_state(run_dir, row["trial_id"])
-        assert state["epoch"] == 1
+        assert state["epoch"] == 2  # the last of its 2 epochs
         assert state["optimizer"]["param_groups"][0]["lr"] == pytest.approx(row["training.optimizer.lr"])
         width = row.get("model.hidden_sizes.0", 32)
         assert state["model"]["1.weight"].shape == (width, 4)  # Flatten, Linear(4 iris features -> width), ...
@@ -546,7 +546,7 @@ def test_two_worker_trials_checkpoint_the_distributed_model(train_trials):
     state = torch.load(Path(best["checkpoint"], "state.pt"), map_location="cpu", weights_only=False)
     assert state["model"]["1.weight"].shape == (32, 64)  # unwrapped from DistributedDataParallel
     assert state["optimizer"]["param_groups"][0]["lr"] == pytest.approx(best["config"]["training.optimizer.lr"])
-    assert state["history"][state["epoch"]]["val_accuracy"] == pytest.approx(
+    assert state["history"][state["epoch"] - 1]["val_accuracy"] == pytest.approx(
         by_id(trial_rows(run_dir))[best["trial_id"]]["best_val_accuracy"]
     )
 
@@ -675,7 +675,7 @@ def test_best_yaml_trains(asha, tmp_path):
     assert result.run_dir == str(tmp_path / "runs" / "tune-asha-best")
     with open(Path(result.run_dir) / "results.csv", newline="", encoding="utf-8") as handle:
         epochs = list(csv.DictReader(handle))
-    assert [row["epoch"] for row in epochs] == ["0"]  # --smoke: one epoch
+    assert [row["epoch"] for row in epochs] == ["1"]  # --smoke: one epoch
     assert 0.0 <= result.metrics["val_accuracy"] <= 1.0
     resolved = yaml.safe_load((Path(result.run_dir) / "spec.resolved.yaml").read_text(encoding="utf-8"))
     assert "tune" not in resolved or resolved["tune"] is None
@@ -748,7 +748,7 @@ def test_specc_results_json_names_the_same_best_trial(asha, tmp_path):
 
 # -- best.json's checkpoint -----------------------------------------------------------------------------------------
 
-# Under mode: min the epoch with the lowest val_accuracy is the best: epoch 0, as plain SGD at lr 0.05 climbs
+# Under mode: min the epoch with the lowest val_accuracy is the best: epoch 1, as plain SGD at lr 0.05 climbs
 # for the 3 epochs (a deliberately odd goal, W301, that makes the best epoch certainly not the last).
 WORST_FIRST = """\
 tune:
@@ -771,8 +771,8 @@ def test_best_epoch_is_not_the_last(best_is_first):
     _, run_dir, _ = best_is_first
     best = read_best(run_dir)
     history = ray_history(run_dir, best["trial_id"])
-    assert [result["epoch"] for result in history] == [0, 1, 2]
-    assert best["metrics"]["epoch"] == 0
+    assert [result["epoch"] for result in history] == [1, 2, 3]
+    assert best["metrics"]["epoch"] == 1
     assert best["metrics"]["val_accuracy"] == min(result["val_accuracy"] for result in history)
 
 

@@ -125,9 +125,9 @@ def test_killed_search_resumes_without_rerunning_finished_trials(tmp_path, spec_
     assert {row["status"] for row in rows} == {"completed"}
     assert all(int(row["epochs"]) == epochs for row in rows)
     for name, history in before.items():
-        assert trial_history(run_dir / name) == history == list(range(epochs))  # nothing appended
+        assert trial_history(run_dir / name) == history == list(range(1, epochs + 1))  # nothing appended
     for row in rows:  # every trial reported each epoch exactly once, the interrupted one included
-        assert trial_history(run_dir / f"trial_{row['trial_id']}") == list(range(epochs))
+        assert trial_history(run_dir / f"trial_{row['trial_id']}") == list(range(1, epochs + 1))
     started_again = len(epoch_starts(log)) - starts_before
     unfinished = samples - len(before)
     # Each unfinished trial trains at most its `epochs` epochs: the interrupted one resumes from the last checkpoint
@@ -155,18 +155,18 @@ def test_failed_trial_is_retried_from_its_last_checkpoint(tmp_path, spec_file, f
 
     pids = epoch_starts(log)
     assert not armed.exists()  # it did crash
-    assert len(pids) == 4, pids  # epoch 0, the crash as epoch 1 starts; after the retry epochs 1 and 2 only
+    assert len(pids) == 4, pids  # epoch 1, the crash as epoch 2 starts; after the retry epochs 2 and 3 only
     assert pids[0] == pids[1] != pids[2] == pids[3]
     (row,) = results(Path(result.run_dir))
     assert row["status"] == "completed" and row["epochs"] == "3"
     (trial,) = [p for p in Path(result.run_dir).iterdir() if p.name.startswith("trial_")]
-    assert trial_history(trial) == [0, 1, 2]
-    assert result.metrics["epoch"] == 2
+    assert trial_history(trial) == [1, 2, 3]  # from 1, as the trial's training_iteration
+    assert result.metrics["epoch"] == 3
 
 
 def test_failed_trial_on_two_workers_resumes_its_train_run(tmp_path, spec_file, factory_module, local_ray):
     """A trial that drives a TorchTrainer: its worker crashes once; Tune reruns the trial and the Train run of the
-    same name continues from its checkpoint (epoch 0 is reported once)."""
+    same name continues from its checkpoint (epoch 1 is reported once)."""
     factory_module("crash_models.py", "e2e_crash_models")
     armed, log = tmp_path / "armed", tmp_path / "epochs.log"
     armed.touch()
@@ -182,9 +182,9 @@ def test_failed_trial_on_two_workers_resumes_its_train_run(tmp_path, spec_file, 
     (row,) = results(run_dir)
     assert row["status"] == "completed" and row["epochs"] == "3"
     (trial,) = [p for p in run_dir.iterdir() if p.name.startswith("trial_")]
-    assert trial_history(trial)[-1] == 2
-    # Epoch starts, both workers: 2 (epoch 0) + 1-2 (epoch 1, where one crashed) + 4 (epochs 1 and 2 after the
-    # retry) = 7-8. Starting over would add epoch 0 again: 9-10.
+    assert trial_history(trial)[-1] == 3
+    # Epoch starts, both workers: 2 (epoch 1) + 1-2 (epoch 2, where one crashed) + 4 (epochs 2 and 3 after the
+    # retry) = 7-8. Starting over would add epoch 1 again: 9-10.
     assert 7 <= len(epoch_starts(log)) <= 8, epoch_starts(log)
     (train_run,) = [p for p in run_dir.iterdir() if p.name.startswith("train-trial_id=")]  # the same Train run
     assert result.checkpoint and result.checkpoint.startswith(str(train_run))
