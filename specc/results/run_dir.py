@@ -50,9 +50,10 @@ class RunResults:
 
     `kind` is "tune" (one row per trial) or "train" (one row per epoch). Each row maps a column of
     results.csv to its decoded value (None where the cell is empty). `best` is best.json as written ({} when
-    there is none); `best_row` the index in `rows` of the best trial or epoch. `metric` and `mode` say what
-    "best" means; both are None for a training run that keeps its last epoch. `best_spec` is the path of
-    best.yaml when the run wrote one. `spec` is spec.resolved.yaml as plain data ({} when absent or unreadable).
+    there is none), its epochs counted from 1 as the rows' are (see epoch_shift); `best_row` the index in `rows` of
+    the best trial or epoch. `metric` and `mode` say what "best" means; both are None for a training run that
+    keeps its last epoch. `best_spec` is the path of best.yaml when the run wrote one. `spec` is
+    spec.resolved.yaml as plain data ({} when absent or unreadable).
     `objectives` holds the (metric, mode) pairs of a multi-objective search (metric and mode are then None) and
     `front` the indices in `rows` of its Pareto front: results.csv's `pareto` column, else computed from the
     `last_<metric>` columns (pareto.py), best.json's first member first.
@@ -677,7 +678,8 @@ def encode_cell(value) -> str:
 
 def format_json(results: RunResults) -> str:
     """{"run_dir", "kind", "metric", "mode", "columns", "rows", "best_row", "best", "best_spec"}: `rows` as
-    column -> value (null when never reported), `best` is best.json as written. Strict JSON: nan and
+    column -> value (null when never reported), `best` is best.json as written (epochs from 1, as `rows`: a run an
+    earlier specc wrote is renumbered, and says epochs_counted_from 1). Strict JSON: nan and
     infinities are the strings "nan", "inf", "-inf"; a character a terminal would act on is a JSON escape
     (terminal.json_text)."""
     document = {
