@@ -267,7 +267,9 @@ def smoke_fit(per_trial, quiet):
         name: n for name, n in per_trial.items() if n and name != "GPU" and (name in kept or have.get(name, 0) >= n)
     }
     fitted = fitted or {"CPU": 1.0}  # a process with nothing reserved: Ray's default task
-    changes += [f"no {name}" for name, n in per_trial.items() if n and name not in fitted]
+    changes += [
+        "on CPU" if name == "GPU" else f"no {name}" for name, n in per_trial.items() if n and name not in fitted
+    ]
     cpus = have.get("CPU", 0.0)
     if fitted.get("CPU", 0.0) > cpus > 0:
         changes.append(f"{cpus:g} CPU for the trial (the spec: {fitted['CPU']:g}), the cluster's")
