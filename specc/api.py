@@ -1,8 +1,8 @@
 """The library's one entry point: what the CLI and users call. Each function hands over to its stage.
 
-load / validate (check), compile (compiler), plan_report / format_plan (plan), describe_plan (compiler and plan),
-show / schema (spec), evaluate (results); `specc.run` is execute.run. Nothing here imports ray, torch or
-tensorflow; a stage's modules load when first used.
+load / validate (check), compile (compiler), plan_report / format_plan / fit_warnings (plan), describe_plan
+(compiler and plan), show / schema (spec), evaluate (results); `specc.run` is execute.run. Nothing here imports
+ray, torch or tensorflow; a stage's modules load when first used.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from specc.check.validate import (
     validate_files,
 )
 from specc.spec import Experiment
+from specc.spec.errors import Problem
 
 __all__ = [
     "FileReport",
@@ -28,6 +29,7 @@ __all__ = [
     "describe_plan",
     "evaluate",
     "export",
+    "fit_warnings",
     "format_plan",
     "load",
     "looks_like_spec",
@@ -131,6 +133,15 @@ def plan_report(experiment: Experiment, configs: int = 5, machine: dict[str, flo
     from specc.plan.trials import plan_report as report
 
     return report(experiment, configs, machine)
+
+
+def fit_warnings(experiment: Experiment, machine: dict[str, float] | None = None) -> list[Problem]:
+    """What `specc plan` warns about before Ray starts: W340, the run (one trial) as written needs more CPUs or GPUs
+    than this machine (`machine`, default this one) has beside Ray Data's share, with what --smoke does instead; W341,
+    tune.max_concurrent_trials asks more trials at once than fit here. None for a cluster (cluster.address)."""
+    from specc.plan.smoke import fit_warnings as warnings
+
+    return warnings(experiment, machine)
 
 
 def format_plan(report: dict) -> str:

@@ -391,12 +391,23 @@ def cmd_plan(args) -> int:
 
     if args.configs < 0:
         raise UsageError(f"--configs must be 0 or more, got {args.configs}")
-    report = api.plan_report(api.load(args.spec, args.overrides, args.root), configs=args.configs)
+    experiment = api.load(args.spec, args.overrides, args.root)
+    report = api.plan_report(experiment, configs=args.configs)
     if args.format == "json":
         write(terminal.json_text(report, indent=2, default=str) + "\n")
     else:
         write(api.format_plan(report))
+    _fit_warnings(api.fit_warnings(experiment))
     return Exit.OK
+
+
+def _fit_warnings(problems) -> None:
+    """W340/W341 (the spec as written and this machine) on stderr, after the plan, as validate shows problems."""
+    if problems:
+        from specc.output import text
+
+        terminal.flush()
+        write_err(text(list(problems), terminal.colour(to_stderr=True)))
 
 
 def _needs_ray(command: str) -> None:
@@ -414,6 +425,8 @@ def cmd_run(args) -> int:
     if args.dry_run:
         api.compile(experiment, templates=args.templates)
         write(api.describe_plan(experiment))
+        if not args.address:  # --address: the cluster's resources are known only when the run joins it
+            _fit_warnings(api.fit_warnings(experiment))
         return Exit.OK
     _needs_ray("specc run")
     import time

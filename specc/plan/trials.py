@@ -147,8 +147,55 @@ def _number(value: float) -> float | int:
 
 
 def local_resources() -> dict[str, float]:
-    """This machine: os.cpu_count() CPUs and the GPUs `nvidia-smi -L` lists (0 without nvidia-smi)."""
-    return {"CPU": os.cpu_count() or 1, "GPU": _gpu_count()}
+    """This machine as a local Ray started here counts it: its CPUs (ray_cpu_count) and the GPUs `nvidia-smi -L`
+    lists (0 without nvidia-smi)."""
+    return {"CPU": ray_cpu_count(), "GPU": _gpu_count()}
+
+
+CGROUP_FILES = {  # where Ray 2.60 reads a container's CPU limits (ray._private.utils._get_docker_cpus)
+    "quota": "/sys/fs/cgroup/cpu/cpu.cfs_quota_us",
+    "period": "/sys/fs/cgroup/cpu/cpu.cfs_period_us",
+    "cpuset": "/sys/fs/cgroup/cpuset/cpuset.cpus",
+    "max": "/sys/fs/cgroup/cpu.max",
+}
+
+
+def ray_cpu_count(files: dict[str, str] = CGROUP_FILES) -> int:
+    """The CPUs a local Ray started here gets, by Ray 2.60's rule (ray._private.utils.get_num_cpus): the machine's
+    count, or in a container the smaller of its CPU quota (cgroup v1 cfs_quota_us / cfs_period_us, or v2 cpu.max;
+    below 1: 1) and its cpuset, truncated; RAY_USE_MULTIPROCESSING_CPU_COUNT keeps the machine's."""
+    count = os.cpu_count() or 1
+    if os.environ.get("RAY_USE_MULTIPROCESSING_CPU_COUNT"):
+        return count
+    quota = cpuset = None
+    try:
+        if os.path.exists(files["quota"]) and os.path.exists(files["period"]):
+            quota = float(_read(files["quota"])) / float(_read(files["period"]))
+        elif os.path.exists(files["max"]):
+            limit, period = _read(files["max"]).split()
+            quota = float(limit) / float(period) if limit.isnumeric() and period.isnumeric() else None
+    except (OSError, ValueError, ZeroDivisionError):
+        quota = None
+    if quota is not None:
+        quota = None if quota < 0 else quota or 1
+    try:
+        if os.path.exists(files["cpuset"]):
+            ids = set()
+            for part in _read(files["cpuset"]).split(","):
+                low, _, high = part.partition("-")
+                ids.update(range(int(low), int(high or low) + 1))
+            cpuset = len(ids)
+    except (OSError, ValueError):
+        cpuset = None
+    limits = [limit for limit in (quota, cpuset) if limit is not None]
+    return int(min(limits)) if limits else count
+
+
+def _read(path: str) -> str:
+    """A cgroup file's few bytes, through the read gate (a FIFO or a link loop is an OSError, never a wait)."""
+    from specc.read.files import read_text
+
+    return read_text(path, 4096, root=os.path.dirname(os.path.abspath(path))).strip()
 
 
 def _gpu_count() -> int:

@@ -201,6 +201,17 @@ CODES: dict[str, tuple[str, str]] = {
         "num_parameters among several objectives while the search changes no model.* field: every trial has the "
         "same count, and the front is the best trials by the other metrics",
     ),
+    # W340-W344: the spec as written and the machine `specc plan` (or `specc run --dry-run`) runs on
+    "W340": (
+        "exceeds-this-machine",
+        "the run (a search: one trial) needs more CPUs or GPUs than this machine has, counting Ray Data's share while "
+        "it streams: a full run here is refused before training; --smoke fits it onto the machine",
+    ),
+    "W341": (
+        "fewer-trials-at-once",
+        "tune.max_concurrent_trials asks more trials at once than this machine holds beside Ray Data's share: the "
+        "search runs fewer at a time",
+    ),
     # W307-W309: reading a finished run's directory (specc results, specc report); the rest of the run is shown
     "W307": (
         "run-file-unreadable",
