@@ -357,7 +357,9 @@ def predict(checkpoint, source, output, id_column=None, address=None, actors=Non
         build_model(config["model"], fitted["input_shape"], fitted["num_outputs"]), io.BytesIO(weights), path, "cpu"
     )
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
+        # a Ray of its own unless an address (or RAY_ADDRESS) names one: not whichever `ray start` left on this machine
+        where = address or os.environ.get("RAY_ADDRESS") or "local"
+        ray.init(address=where, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
     ray_data_quietly().execution_options.preserve_order = True  # predictions in the input's order
     rows, id_column = read_input(source, fitted, id_column)
     actors, actor_cpus = actor_pool(actors)
