@@ -228,16 +228,20 @@ def _defined_names(source: Path, root: str | os.PathLike | None = None) -> set[s
     tree = parsed_module(source, root)
     if tree is None:
         return None
-    names: set[str] = set()
-    pending = list(tree.body)
+    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    return {node.name for node in top_level_statements(tree) if isinstance(node, kinds)}
+
+
+def top_level_statements(module: ast.Module) -> Iterator[ast.stmt]:
+    """The statements at a module's top level, also those inside top-level if/try/with blocks, in order: what a
+    module defines or imports whichever branch runs."""
+    pending = list(module.body)
     while pending:
-        node = pending.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.If | ast.Try | ast.With):
+        node = pending.pop(0)
+        yield node
+        if isinstance(node, ast.If | ast.Try | ast.With):
             pending.extend(node.body)
             pending.extend(getattr(node, "orelse", []))
             pending.extend(getattr(node, "finalbody", []))
             for handler in getattr(node, "handlers", []):
                 pending.extend(handler.body)
-    return names

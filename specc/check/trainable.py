@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from specc.check.factories import _module_file, parsed_module
+from specc.check.factories import _module_file, parsed_module, top_level_statements
 
 TRAINABLE = frozenset({"ray.tune.Trainable", "ray.tune.trainable.Trainable", "ray.tune.trainable.trainable.Trainable"})
 WRITTEN = frozenset({"Trainable", "tune.Trainable"})  # as written where no import says where they come from
@@ -69,7 +69,7 @@ def _imports(module: ast.Module, path: Path) -> dict[str, tuple[list[str] | None
     """Each name the module's top level imports -> (where to look for it: None for the run's import path, or the
     directory a relative import starts from; the dotted name there)."""
     names: dict[str, tuple[list[str] | None, str]] = {}
-    for node in _top_level(module):
+    for node in top_level_statements(module):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -90,22 +90,8 @@ def _imports(module: ast.Module, path: Path) -> dict[str, tuple[list[str] | None
     return names
 
 
-def _top_level(module: ast.Module):
-    """The statements at a module's top level, also inside top-level if/try/with blocks (as factories reads them)."""
-    pending = list(module.body)
-    while pending:
-        node = pending.pop(0)
-        yield node
-        if isinstance(node, ast.If | ast.Try | ast.With):
-            pending.extend(node.body)
-            pending.extend(getattr(node, "orelse", []))
-            pending.extend(getattr(node, "finalbody", []))
-            for handler in getattr(node, "handlers", []):
-                pending.extend(handler.body)
-
-
 def _top_level_class(module: ast.Module, name: str) -> ast.ClassDef | None:
-    found = [node for node in _top_level(module) if isinstance(node, ast.ClassDef) and node.name == name]
+    found = [node for node in top_level_statements(module) if isinstance(node, ast.ClassDef) and node.name == name]
     return found[-1] if found else None  # the last definition is the one the module ends with
 
 
