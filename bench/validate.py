@@ -136,7 +136,7 @@ def make_spec(index: int, rng: random.Random, full: bool = False) -> dict:
     dataset = make_dataset(rng, framework)
     model = make_model(rng, dataset)
     regression = dataset["type"] == "synthetic_regression"
-    training = make_training(rng, dataset, regression)
+    training = make_training(rng, dataset, regression, framework)
     spec = {
         "specc": 1,
         "name": f"bench-{index:04d}-{model['type']}-{dataset['type'].replace('_', '-')}",
@@ -153,6 +153,8 @@ def make_spec(index: int, rng: random.Random, full: bool = False) -> dict:
         spec["tune"] = make_tune(rng, spec, metric, mode)
         if full or rng.random() < 0.7:
             spec["scheduler"] = make_scheduler(rng, training)
+            if spec["scheduler"]["type"] in ("pbt", "pb2"):  # trials restore from others' checkpoints (E206)
+                spec["run"]["checkpoints_to_keep"] = rng.randint(3, 5)
         if full or rng.random() < 0.6:
             spec["stop"] = make_stop(rng, metric, mode)
     if full or rng.random() < 0.3:
@@ -178,12 +180,11 @@ def make_dataset(rng: random.Random, framework: str) -> dict:
         if rng.random() < 0.5:
             channels = 1 if "MNIST" in dataset["name"] else 3
             dataset["normalize"] = {"mean": [0.5] * channels, "std": [0.25] * channels}
-    dataset.update(
-        batch_size=rng.choice((16, 32, 64, 128)),
-        validation_fraction=rng.choice((0.1, 0.2, 0.25)),
-        shuffle_seed=rng.randint(0, 100),
-        loader=rng.choice(("torch_dataloader", "ray_data")),
-    )
+    dataset.update(batch_size=rng.choice((16, 32, 64, 128)), shuffle_seed=rng.randint(0, 100))
+    if kind != "torchvision":  # it validates on its test split: a fraction would hold nothing out (E221)
+        dataset["validation_fraction"] = rng.choice((0.1, 0.2, 0.25))
+    if kind != "csv":  # csv rows always stream through Ray Data (W320)
+        dataset["loader"] = rng.choice(("torch_dataloader", "ray_data"))
     return dataset
 
 
@@ -198,7 +199,7 @@ def make_model(rng: random.Random, dataset: dict) -> dict:
     return {"type": "mlp", "hidden_sizes": hidden or [32], "activation": activation, "dropout": dropout}
 
 
-def make_training(rng: random.Random, dataset: dict, regression: bool) -> dict:
+def make_training(rng: random.Random, dataset: dict, regression: bool, framework: str) -> dict:
     classes = dataset.get("n_classes") or dataset.get("num_classes") or CLASSES.get(dataset["type"], 2)
     if regression:
         loss, metrics = rng.choice(("mse", "l1", "huber")), rng.choice((["mse"], ["mae"], ["mse", "mae"]))
@@ -212,6 +213,8 @@ def make_training(rng: random.Random, dataset: dict, regression: bool) -> dict:
             {"type": "rmsprop", "lr": 0.005, "momentum": 0.5, "alpha": 0.9},
         )
     )
+    if framework == "tensorflow" and optimizer["type"] != "adamw":  # Keras decouples weight decay (E207)
+        optimizer = {key: value for key, value in optimizer.items() if key != "weight_decay"}
     schedule = rng.choice(
         (
             {"type": "none"},
@@ -268,7 +271,7 @@ def make_tune(rng: random.Random, spec: dict, metric: str, mode: str) -> dict:
         "search": {"type": search, "seed": rng.randint(0, 99)},
         "space": space,
     }
-    if search not in ("grid", "bayesopt") and "training.optimizer.lr" in space:
+    if search == "random" and "training.optimizer.lr" in space:  # the others need a value for every path (E212)
         tune["search"]["points_to_evaluate"] = [{"training.optimizer.lr": 0.001}]
     return tune
 
@@ -289,8 +292,10 @@ def make_space(rng: random.Random, spec: dict, search: str) -> dict:
     }
     if "momentum" in spec["training"]["optimizer"]:
         candidates["training.optimizer.momentum"] = {"uniform": [0.1, 0.9]}
-    if search == "random":
+    if search == "random" and spec["dataset"].get("loader") == "torch_dataloader":  # Ray Data splits once (E213)
         candidates["dataset.shuffle_seed"] = {"grid": [0, 1, 2]}
+    if spec["framework"] == "tensorflow" and spec["training"]["optimizer"]["type"] != "adamw":
+        del candidates["training.optimizer.weight_decay"]  # Keras decouples it (E207)
     keys = rng.sample(sorted(candidates), rng.randint(3, len(candidates)))
     return {key: candidates[key] for key in sorted(keys)}
 
