@@ -135,7 +135,10 @@ def test_the_script_imports_the_function_and_builds_a_tuner_over_it(compiled):
         ("median", ["MedianStoppingRule("]),
         ("pbt", ["PopulationBasedTraining(", '"x": tune.uniform(-5.0, 5.0),']),
         ("pb2", ["PB2(", 'hyperparam_bounds={"x": [-5.0, 5.0]}']),
-        ("gpu", ['per_trial = {"CPU": 2.0, "GPU": 1}', "per_trial = smoke_fit(per_trial, args.quiet)", 'name != "GPU"']),
+        (
+            "gpu",
+            ['per_trial = {"CPU": 2.0, "GPU": 1}', "per_trial = smoke_fit(per_trial, args.quiet)", 'name != "GPU"'],
+        ),
     ],
 )
 def test_each_searcher_and_scheduler_is_built_from_the_spec(compiled, variant, present):
