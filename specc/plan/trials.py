@@ -180,11 +180,8 @@ def ray_cpu_count(files: dict[str, str] = CGROUP_FILES) -> int:
         quota = None if quota < 0 else quota or 1
     try:
         if os.path.exists(files["cpuset"]):
-            ids = set()
-            for part in _read(files["cpuset"]).split(","):
-                low, _, high = part.partition("-")
-                ids.update(range(int(low), int(high or low) + 1))
-            cpuset = len(ids)
+            ranges = [part.partition("-") for part in _read(files["cpuset"]).split(",")]
+            cpuset = sum(max(int(high or low) - int(low) + 1, 0) for low, _, high in ranges)  # counted, not listed
     except (OSError, ValueError):
         cpuset = None
     limits = [limit for limit in (quota, cpuset) if limit is not None]
