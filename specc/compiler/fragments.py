@@ -286,7 +286,7 @@ def _imports(plan: Plan) -> list[str]:
     }
     if plan.experiment.training.checkpoint_every != "never":
         modules.add("tempfile")  # a checkpoint is written to a temporary directory, then reported
-    modules |= {"pyarrow.fs", "ray"}
+    modules |= {"pyarrow.fs", "ray", "specc_runtime"}
     torch = plan.experiment.framework == "torch"
     if not torch:
         modules |= tensorflow_modules(plan)

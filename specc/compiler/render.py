@@ -159,8 +159,11 @@ def _defined(function):
     return apply
 
 
-def render(template: str, context: dict, user_templates: str | os.PathLike | None = None) -> str:
-    """Render `template`, make sure the result is a Python program, and lay it out as `ruff format` does."""
+def render(
+    template: str, context: dict, user_templates: str | os.PathLike | None = None, only_used_imports: bool = False
+) -> str:
+    """Render `template`, make sure the result is a Python program, and lay it out as `ruff format` does;
+    `only_used_imports`: without the imports it does not use (specc.compiler.imports)."""
     import jinja2
 
     if user_templates:
@@ -170,6 +173,10 @@ def render(template: str, context: dict, user_templates: str | os.PathLike | Non
     except jinja2.TemplateError as error:  # most likely a user template (--templates): say where
         raise UsageError(f"template error: {_template_position(error)}{error.message or error}") from None
     _parse(source, user_templates)
+    if only_used_imports:
+        from specc.compiler.imports import unused_dropped
+
+        source = unused_dropped(source)
     return _parse(ruff_format(source))
 
 

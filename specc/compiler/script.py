@@ -19,6 +19,7 @@ def compile_script(
     if plan.shape == "objective":
         from specc.compiler.objective_fragments import objective_context
 
-        return render("objective/script.py.j2", objective_context(plan, script_name(output, plan)), templates)
+        context_ = objective_context(plan, script_name(output, plan))
+        return render("objective/script.py.j2", context_, templates, only_used_imports=True)
     template = f"{experiment.framework}/script.py.j2"
-    return render(template, context(plan, script_name(output, plan)), templates)
+    return render(template, context(plan, script_name(output, plan)), templates, only_used_imports=True)

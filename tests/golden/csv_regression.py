@@ -16,36 +16,24 @@ import argparse
 import contextlib
 import csv
 import ctypes
-import fcntl
-import functools
 import json
-import logging
-import math
 import os
-import re
-import socket
-import stat
-import sys
 import tempfile
-import threading
 import time
 import zipfile
 
 import numpy as np
 import pandas as pd
 import pyarrow
-import pyarrow.compute
 import pyarrow.csv
-import pyarrow.fs
 import pyarrow.types
 import ray
 import ray.data
 import ray.train
 import ray.train.tensorflow
-import ray.util.queue
+import specc_runtime
 import tensorflow as tf
 import tf_keras as keras
-import tqdm
 from ray.data._internal.execution.execution_callback import ExecutionCallback
 from ray.data.preprocessors import Chain, StandardScaler
 
@@ -591,8 +579,10 @@ def train_func(config):
     training = config["training"]
     keras.utils.set_random_seed(training["seed"] + rank)  # Python, NumPy and TensorFlow
     # The checkpoint Ray resumes from, or the newest that can be read; first_epoch and history: where it left off.
-    checkpoint, state = readable_checkpoint(ray.train.get_checkpoint(), read_state)
-    first_epoch, history = (epochs_held(state), history_held(state)) if checkpoint else (0, [])  # Keras: from 0
+    checkpoint, state = specc_runtime.readable_checkpoint(ray.train.get_checkpoint(), read_state)
+    first_epoch, history = (
+        (specc_runtime.epochs_held(state), specc_runtime.history_held(state)) if checkpoint else (0, [])
+    )  # Keras: from 0
 
     train, val = make_loaders(config, world)
     input_shape, num_outputs = config["data"]["input_shape"], config["data"]["num_outputs"]
@@ -614,12 +604,6 @@ def train_func(config):
         verbose=0,
     )
     return history if rank == 0 else None
-
-
-def diverged(metrics):
-    """The epoch's loss that is NaN or infinite, if one is: training has diverged, and no later epoch recovers
-    from NaN weights."""
-    return next((name for name in ("train_loss", "val_loss") if not math.isfinite(metrics.get(name, 0.0))), None)
 
 
 def use_cpus():
@@ -653,7 +637,7 @@ class ReportEpoch(keras.callbacks.Callback):
         # by its first batch)
         metrics["num_parameters"] = sum(int(np.prod(weight.shape)) for weight in self.model.trainable_weights)
         self.history.append(metrics)
-        diverging = diverged(metrics)
+        diverging = specc_runtime.diverged(metrics)
         every, last = self.training["checkpoint_every"], metrics["epoch"] == self.training["epochs"]
         with tempfile.TemporaryDirectory() as directory:
             checkpoint = None
@@ -677,18 +661,6 @@ def read_state(directory):
         raise zipfile.BadZipFile(f"model.keras: {damaged} is damaged")
     with open(os.path.join(directory, "state.json"), encoding="utf-8") as handle:
         return json.load(handle)
-
-
-def epochs_held(state):
-    """How many epochs a checkpoint holds (its state, or a Tune checkpoint's metadata): its epoch, counted from 1 as
-    the reports count. One an earlier specc wrote counted from 0: it has no epochs_counted_from."""
-    return state["epoch"] + (0 if state.get("epochs_counted_from") == 1 else 1)
-
-
-def history_held(state):
-    """The metrics of the epochs a checkpoint's state holds, numbered from 1 (an earlier specc's renumbered)."""
-    shift = epochs_held(state) - state["epoch"]
-    return [{**row, "epoch": row["epoch"] + shift} for row in state["history"]]
 
 
 def load_state(model, checkpoint):
@@ -755,7 +727,7 @@ class Tracking(ray.train.UserCallback):
             if new:
                 writer.writeheader()
             writer.writerow(metrics)
-        if diverged(metrics):  # a NaN or infinite loss: the run stops at this epoch
+        if specc_runtime.diverged(metrics):  # a NaN or infinite loss: the run stops at this epoch
             self.close(failed=True)
         elif step >= self.config["training"]["epochs"]:
             self.close(failed=False)
@@ -770,129 +742,44 @@ class Tracking(ray.train.UserCallback):
         self.opened = False
 
 
-# Progress a person can follow, on this process's stdout (--quiet: none): one line per epoch as it ends,
-# or on a terminal a tqdm bar over the epochs.
-
-
-class EpochProgress:
-    """`epoch i/N`, the epoch's metrics, the time since the run began and the time left (ETA: the epochs to go at
-    the mean pace of those this process saw end after the first, which also paid for starting the workers)."""
-
-    def __init__(self, epochs):
-        self.epochs, self.began, self.first, self.seen = epochs, time.monotonic(), None, 0
-        self.bar = (
-            tqdm.tqdm(total=epochs, desc=RUN_NAME, unit="epoch", file=sys.stdout) if sys.stdout.isatty() else None
-        )
-
-    def log(self, metrics):
-        now, done = time.monotonic(), metrics["epoch"]  # counted from 1: the epochs done
-        self.seen += 1
-        self.first = self.first or now
-        pace = (now - self.first) / (self.seen - 1) if self.seen > 1 else None
-        shown = metric_text(metrics)
-        if self.seen == 1 and "num_parameters" in metrics:  # the same every epoch: shown once, not on each line
-            size = f"{RUN_NAME}: the model has {metrics['num_parameters']:,} trainable parameters (num_parameters)"
-            if self.bar:
-                self.bar.write(size, file=sys.stdout)
-            else:
-                print(size, flush=True)
-        if self.bar:
-            self.bar.update(done - self.bar.n)
-            self.bar.set_postfix_str(shown)
-            return
-        eta = duration(pace * (self.epochs - done)) if pace is not None else "-"
-        line = f"{RUN_NAME}: epoch {done}/{self.epochs}  {shown}  elapsed {duration(now - self.began)}  eta {eta}"
-        print(line, flush=True)
-
-    def close(self):
-        if self.bar:
-            self.bar.close()
-
-
-class ShowEpochs(ray.train.UserCallback):
-    """Sends worker 0's metrics of each report to the driver. Ray Train calls it in its controller (an actor on the
-    driver's node, in a local Ray, a joined cluster or a Ray Job alike); a driver thread drains the queue."""
-
-    def __init__(self, queue):
-        self.queue = queue
-
-    def after_report(self, run_context, metrics, checkpoint):
-        # Not queue.put(): a blocking ray.get in the controller (an asyncio actor) makes Ray warn. Waiting for the put
-        # keeps every epoch ahead of the end mark the driver puts after fit().
-        ray.wait([self.queue.actor.put_nowait.remote(metrics[0])], timeout=10)
-
-
-@contextlib.contextmanager
-def showing_epochs(progress):
-    """Yields the ShowEpochs callback for the Trainer; meanwhile a thread of this process prints what it sends.
-    fit() stays in the main thread, where Ray Train's Ctrl-C handler must be."""
-    queue = ray.util.queue.Queue(actor_options={"num_cpus": 0})
-    thread = threading.Thread(target=drain, args=(queue, progress), daemon=True)
-    thread.start()
-    try:
-        yield ShowEpochs(queue)
-    finally:
-        with contextlib.suppress(Exception):  # progress never fails a run
-            queue.put(None)  # the end mark: the thread prints what came before and stops
-            thread.join(timeout=10)
-            queue.shutdown()
-        progress.close()
-
-
-def drain(queue, progress):
-    with contextlib.suppress(Exception):  # Ray going down (Ctrl-C) ends the thread, not the run
-        while (metrics := queue.get()) is not None:
-            progress.log(metrics)
-
-
-def metric_text(metrics):
-    """The epoch's reported metrics as `name value` pairs (4 significant digits), but for epoch and num_parameters
-    (the same every epoch: shown on its own)."""
-    hidden = ("epoch", "num_parameters")
-    return "  ".join(f"{name} {number(value)}" for name, value in metrics.items() if name not in hidden)
-
-
-def number(value):
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
-
-
-def duration(seconds):
-    """12.3s, 4m05s, 1h02m."""
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes = int(seconds // 60)
-    return f"{minutes}m{int(seconds % 60):02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
-
-
 def main(argv=None, artefacts=None, echo=True, ray_started=False):
     """Runs the experiment; `artefacts` (file name -> text) are written into the run directory first; `echo`: print
     the outcome (specc run prints its own summary instead); `ray_started`: the caller started Ray for this run
     (specc run does), which then ends with it as if started here."""
+    specc_runtime.expect("0.1.0")  # specc_runtime.py beside this file: of the same specc
     args = parse_args(argv)
     config, scaling = prepare(args)
-    storage_path, run_dir = run_location(args)
-    lock = claim(run_dir)  # before anything is written; released however the run ends
+    storage_path, run_dir = specc_runtime.run_location(args.storage_path, RUN_NAME)
+    lock = specc_runtime.claim(run_dir)  # before anything is written; released however the run ends
     started, console = False, None
     try:
-        check_resumable(run_dir, args.resume, args.force)
-        started = start_ray(args.address, storage_path, args.quiet, args.verbose) or ray_started
-        console = RayOutput(run_dir, args.verbose)  # Ray's own output into ray.log (run/console.py.j2)
+        specc_runtime.check_resumable(run_dir, args.resume, args.force, RESOLVED_SPEC)
+        started = (
+            specc_runtime.start_ray(args.address, args.quiet, args.verbose, job_runtime_env(args.address, storage_path))
+            or ray_started
+        )
+        console = specc_runtime.RayOutput(run_dir, args.verbose, ray_data=True)  # Ray's own output: ray.log
         asked = None  # scaling.data_cpus: Ray Data's CPUs beside the workers (None: what they leave)
         if args.smoke:  # fitted onto the CPUs of the Ray it runs on
             scaling, asked = smoke_fit(scaling, asked, args.quiet)
-        how_many_fit({name: n * scaling["num_workers"] for name, n in worker_resources(scaling).items()}, "run")
-        write_files(run_dir, artefacts or {"script.py": own_source(), "spec.resolved.yaml": RESOLVED_SPEC})
-        training = worker_resources(scaling).get("CPU", 0.0) * scaling["num_workers"]
+        specc_runtime.how_many_fit(
+            {name: n * scaling["num_workers"] for name, n in specc_runtime.worker_resources(scaling).items()}, "run"
+        )
+        specc_runtime.write_files(
+            run_dir, artefacts or {**specc_runtime.own_sources(__file__), "spec.resolved.yaml": RESOLVED_SPEC}
+        )
+        training = specc_runtime.worker_resources(scaling).get("CPU", 0.0) * scaling["num_workers"]
         cpus = data_cpus(asked, training, scaling["num_workers"])
         datasets, facts = make_datasets(config["dataset"], cpus)
         config = {**config, "data": {**facts, "cpus": cpus}}
         tracking = Tracking(run_dir, {name: config[name] for name in CONFIG}, 1)
-        progress = None if args.quiet else EpochProgress(config["training"]["epochs"])
-        with showing_epochs(progress) if progress else contextlib.nullcontext() as show_epochs:
+        progress = None if args.quiet else specc_runtime.EpochProgress(RUN_NAME, config["training"]["epochs"])
+        with specc_runtime.showing_epochs(progress) if progress else contextlib.nullcontext() as show_epochs:
             callbacks = [tracking, show_epochs] if show_epochs else [tracking]
             trainer = make_trainer(config, scaling, RUN_NAME, storage_path, datasets, callbacks)
-            result = fit(trainer)
-        summary = write_results(run_dir, result)
+            result = specc_runtime.fit(trainer)
+        score = ("val_mae", "min")  # run.checkpoint_score: the best epoch
+        summary = specc_runtime.write_run_results(run_dir, result, score, {"spec_dir": spec_dir_from(run_dir)})
     except DataProblem as problem:  # the data, or the CPUs to read it, cannot make a run: a message, not a traceback
         raise SystemExit(f"{problem.field}: {problem}") from problem
     finally:
@@ -900,7 +787,7 @@ def main(argv=None, artefacts=None, echo=True, ray_started=False):
             ray.shutdown()
         if console:
             console.close()
-        release(lock)
+        specc_runtime.release(lock)
     if echo:
         print(f"{RUN_NAME}: {summary['metrics']}")
         print(f"run directory: {run_dir}")
@@ -912,58 +799,6 @@ def main(argv=None, artefacts=None, echo=True, ray_started=False):
                 "learning rate (training.optimizer.lr) or clip gradients (training.grad_clip_norm)"
             )
     return summary
-
-
-def fit(trainer):
-    """trainer.fit(); a run none of whose checkpoints can be read stops with that message, not a traceback."""
-    try:
-        return trainer.fit()
-    except ray.train.WorkerGroupError as error:
-        unreadable = [e for e in error.worker_failures.values() if isinstance(e, CheckpointUnreadable)]
-        if unreadable:
-            raise SystemExit(str(unreadable[0])) from unreadable[0]
-        raise
-
-
-def write_results(run_dir, result):
-    """results.csv (one row per epoch) and best.json (its status, best epoch's metrics and checkpoint) in the run
-    directory. A run that diverged stopped at its first NaN or infinite loss: its best epoch is one before that."""
-    if result.error:
-        raise result.error
-    history = result.return_value or []
-    loss = diverged(history[-1]) if history else None
-    finite = history[:-1] if loss else history
-    # Ray Train's local mode (num_workers=0) keeps no checkpoints: result.path is None there.
-    persisted = result.path is not None and result.best_checkpoints
-    metric, mode = "val_mae", "min"
-    best = (max if mode == "max" else min)(finite, key=lambda row: row[metric], default={})
-    checkpoint = result.get_best_checkpoint(metric, mode) if persisted else None
-    columns = list(history[0]) if history else []
-    rows = [",".join(columns)] + [",".join(repr(row[name]) for name in columns) for row in history]
-    summary = {
-        "status": "diverged" if loss else "completed",
-        "diverged": {"epoch": history[-1]["epoch"], "metric": loss} if loss else None,
-        "metrics": best,
-        "epochs_counted_from": 1,  # as every output counts them (an earlier specc counted from 0)
-        "checkpoint": checkpoint.path if checkpoint else None,
-        "run_dir": run_dir,
-        "spec_dir": spec_dir_from(run_dir),
-    }
-    write_files(run_dir, {"results.csv": "\n".join(rows) + "\n", "best.json": strict_json(summary)})
-    return summary
-
-
-def strict_json(value):
-    """JSON text with NaN and infinities as null (json.dumps alone writes a bare NaN, which is not JSON)."""
-    return json.dumps(nulled(value), indent=2, allow_nan=False) + "\n"
-
-
-def nulled(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: nulled(item) for key, item in value.items()}
-    return [nulled(item) for item in value] if isinstance(value, list) else value
 
 
 # Run plumbing: the script's own command line, its run directory, and Ray started or joined for it.
@@ -1015,7 +850,7 @@ def smoke_fit(scaling, asked, quiet):
     have = ray.cluster_resources()
     cpus = have.get("CPU", 0.0)
     processes = scaling["num_workers"]
-    wanted = worker_resources(scaling)
+    wanted = specc_runtime.worker_resources(scaling)
     kept = ("CPU", "memory", "object_store_memory")
     resources = {name: n for name, n in wanted.items() if n and (name in kept or have.get(name, 0) >= n * processes)}
     resources = resources or {"CPU": 1.0}  # Ray's default worker
@@ -1046,200 +881,11 @@ def smoke_fit(scaling, asked, quiet):
     return scaling, asked
 
 
-def worker_resources(scaling):
-    """What one worker reserves, by Ray Train's rule: resources_per_worker, else 1 CPU (a GPU with use_gpu)."""
-    resources = dict(scaling["resources_per_worker"] or ({} if scaling["use_gpu"] else {"CPU": 1}))
-    if scaling["use_gpu"]:
-        resources.setdefault("GPU", 1)
-    return resources
-
-
-def run_location(args):
-    """(storage path, run directory): local paths made absolute, URIs (s3://, gs://, ...) kept."""
-    storage_path = args.storage_path if "://" in args.storage_path else os.path.abspath(args.storage_path)
-    return storage_path, os.path.join(storage_path, RUN_NAME)
-
-
 def spec_dir_from(run_dir):
     """The spec's directory relative to the run directory, which best.json records: where `specc evaluate` finds the
     data files and factories the run read (None for a run directory in remote storage). A spec that reads nothing
     from its directory has none to record."""
     return None if "://" in run_dir else os.path.relpath(os.path.join(HERE, SPEC_DIR), run_dir)
-
-
-def claim(run_dir):
-    """Holds RUN_DIR/.specc.lock (this run's pid, host and start time) until release(), so that a second run of the
-    same name is refused instead of writing into this one's directory. The lock is the kernel's (flock): it ends
-    with this process however that ends, and a lock file a killed run left behind is taken over. Storage given as
-    a URI (s3://, gs://) has no such lock: only local run directories are claimed."""
-    if "://" in run_dir:
-        return None
-    path = os.path.join(run_dir, ".specc.lock")
-    try:
-        os.makedirs(run_dir, exist_ok=True)
-        while True:
-            lock = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release(lock)
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                lock.seek(0)
-                holder = holder_of(lock.read())
-                lock.close()
-                raise SystemExit(
-                    f"{run_dir} is in use by {holder}: wait for that run to end (or stop it), "
-                    "or start this one under another --storage-path"
-                ) from None
-            if os.path.exists(path) and os.path.samestat(os.fstat(lock.fileno()), os.stat(path)):
-                break
-            lock.close()  # its holder ended and removed the file as this run opened it: open the new one
-    except OSError as error:
-        raise SystemExit(f"cannot claim the run directory {run_dir}: {error}") from None
-    lock.seek(0)
-    left = lock.read()
-    if left:
-        print(f"{run_dir} was held by {holder_of(left)}, which is gone: this run takes it over", file=sys.stderr)
-    holder = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.strftime("%Y-%m-%d %H:%M:%S %z")}
-    lock.truncate(0)
-    lock.write(json.dumps(holder))
-    lock.flush()
-    return lock
-
-
-def holder_of(text):
-    """The run a lock file names, in words."""
-    try:
-        holder = json.loads(text)
-        return f"the run of pid {holder['pid']} on {holder['host']}, started {holder['started']}"
-    except (ValueError, TypeError, KeyError):
-        return "another run, which is starting"
-
-
-def release(lock):
-    """Ends the claim. The file goes while still locked: a run starting just then finds it held or gone, never a
-    left-over lock file it would report as a killed run's. A run refused before it wrote anything (Ray unreachable,
-    say) leaves no empty run directory behind."""
-    if lock:
-        if os.path.exists(lock.name):
-            os.remove(lock.name)
-        lock.close()
-        with contextlib.suppress(OSError):  # not empty: the run's files stay
-            os.rmdir(os.path.dirname(lock.name))
-
-
-def check_resumable(run_dir, resume, force):
-    """A run that got as far as its first result is continued only with --resume, and only from the spec that
-    started it (or --force); a start that failed before that left nothing to keep, and the run starts afresh."""
-    filesystem, root = pyarrow.fs.FileSystem.from_uri(run_dir)
-    if not has_results(filesystem, root):
-        return
-    if not resume:
-        raise SystemExit(f"{run_dir} exists: pass --resume to continue that run, or remove it")
-    started_from = filesystem.get_file_info(f"{root}/spec.resolved.yaml")
-    if force or started_from.type != pyarrow.fs.FileType.File:
-        return
-    with filesystem.open_input_stream(started_from.path) as stream:
-        if stream.read().decode() != RESOLVED_SPEC:
-            raise SystemExit(
-                f"{run_dir} was started from another spec (its spec.resolved.yaml differs from this one): "
-                "pass --force to resume it with this spec anyway"
-            )
-
-
-def has_results(filesystem, root):
-    """Whether the run in `root` got as far as a checkpoint (Ray Train's list of them) or its results."""
-    kept = [f"{root}/{name}" for name in ("checkpoint_manager_snapshot.json", "results.csv", "best.json")]
-    return any(info.size for info in filesystem.get_file_info(kept))
-
-
-def start_ray(address, storage_path, quiet, verbose):
-    """Starts a Ray of this run's own, or joins the cluster at `address` (see ray_address); returns whether it
-    did, after a line saying which Ray the run uses. An address where nothing listens is refused within seconds
-    (ray.init itself would retry for minutes)."""
-    if ray.is_initialized():
-        return False
-    if address and address not in ("auto", "local"):
-        host, _, port = address.removeprefix("ray://").rpartition(":")
-        try:
-            socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
-        except OSError as error:
-            raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
-    runtime_env = job_runtime_env(address, storage_path)
-    local = not joins_cluster(address)  # a Ray of this run's own
-    other = local and another_ray()
-    options, env = local_ray() if local else ({}, {})
-    # Ray's driver-side records while it starts (its token-auth warning, "Started a local Ray instance"): errors only
-    quieter = {} if verbose else {"logging_level": logging.ERROR}
-    added = {name: value for name, value in env.items() if name not in os.environ}
-    os.environ.update(added)  # for the local Ray's processes, which inherit it as they start
-    try:
-        context = ray.init(address=ray_address(address), runtime_env=runtime_env, **options, **quieter)
-    except ConnectionError as error:
-        raise SystemExit(f"cannot reach a Ray cluster at {address or ray_address(address)}: {error}") from None
-    except ValueError as error:  # an address or a runtime_env Ray refuses (e.g. a working directory too large)
-        raise SystemExit(f"cannot start the job on {address or 'a local Ray'}: {error}") from None
-    finally:
-        for name in added:  # this process goes on as it was
-            del os.environ[name]
-    if not quiet:
-        print(which_ray(context, None if local else ray_address(address), other), flush=True)
-    return True
-
-
-def ray_address(address):
-    """What ray.init is given: `address` (--address, or the spec's cluster.address), else RAY_ADDRESS (a Ray Job's,
-    or the user's), else "local", a Ray of this run's own. Not None: ray.init() would join whichever Ray `ray start`
-    last recorded on this machine, and the run would end with that Ray."""
-    return address or os.environ.get("RAY_ADDRESS") or "local"
-
-
-def another_ray():
-    """The address of a Ray that `ray start` recorded on this machine and that still listens, or None."""
-    try:
-        recorded = ray._private.utils.read_ray_address()  # what ray.init() with no address would join
-        host, _, port = (recorded or "").rpartition(":")
-        socket.create_connection((host, int(port)), timeout=1).close()
-    except (AttributeError, OSError, ValueError):  # none recorded, gone, or a Ray that keeps it elsewhere
-        return None
-    return recorded
-
-
-def which_ray(context, joined, other):
-    """The run's first line: which Ray it uses (a local one of its own, or the cluster it `joined`: the address
-    asked for), how large, and its dashboard; and another Ray on this machine that it does not use."""
-    cpus = ray.cluster_resources().get("CPU", 0)
-    size = f"{cpus:g} CPU{'s' * (cpus != 1)}"
-    if joined is None:
-        line = f"Ray: a local Ray of this run's own, {size}"
-    else:
-        found = getattr(context, "address_info", {}).get("gcs_address")  # "auto" names the Ray it found
-        nodes = sum(node["Alive"] for node in ray.nodes())
-        line = f"Ray: joined the cluster at {found or joined}, {nodes} node{'s' * (nodes != 1)}, {size}"
-    url = context.dashboard_url
-    line += f"; dashboard {url if '://' in url else 'http://' + url}" if url else ""
-    if other:
-        line += f" (another Ray runs on this machine, at {other}: --address auto joins it)"
-    return line
-
-
-def local_ray():
-    """ray.init's options for a local Ray, and the environment its processes start with. With its dashboard, Ray's
-    UI for the run, whose state API Ray Train's placement-group cleaner asks whether the run's controller is alive
-    (without it, it logs a failure every 2 s; with it, a stopped trial's workers are freed). The cleaner finds the
-    API through RAY_API_SERVER_ADDRESS: on its own it would look for "the" Ray of this machine, and fail when there
-    are several. (A runtime_env's env_vars would do too, but cost each first actor a new worker process, ~4 s here.)
-    Ray Train's preemption watcher is off: a node being drained is a cluster's event."""
-    with socket.socket() as probe:  # a free port for the dashboard, so that its address is known before it starts
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {"RAY_API_SERVER_ADDRESS": f"http://127.0.0.1:{port}", "RAY_TRAIN_ENABLE_PREEMPTION_WATCHER": "0"}
-    return {"include_dashboard": True, "dashboard_host": "127.0.0.1", "dashboard_port": port}, env
-
-
-def joins_cluster(address):
-    """Whether this run joins a running cluster (`address`, RAY_ADDRESS, or inside a Ray Job) rather than
-    starting a Ray of its own ("local", or no address at all): its code must then travel with it, and its data is
-    read on the cluster's nodes."""
-    return ray_address(address) != "local"
 
 
 def job_runtime_env(address, storage_path):
@@ -1248,7 +894,7 @@ def job_runtime_env(address, storage_path):
     `ray job submit`) the job's runtime_env is in force: only what it leaves unset is added."""
     runtime_env = dict(RUNTIME_ENV)
     job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}")).get("runtime_env") or {}
-    if joins_cluster(address) and "working_dir" not in job:
+    if specc_runtime.joins_cluster(address) and "working_dir" not in job:
         root = os.path.normpath(os.path.join(HERE, WORKING_DIR))
         below = ".." if "://" in storage_path else os.path.relpath(storage_path, root)
         inside = below != "." and not below.startswith("..")  # the working directory itself is not left behind
@@ -1258,246 +904,6 @@ def job_runtime_env(address, storage_path):
     }
     runtime_env = {key: value for key, value in runtime_env.items() if key not in job}
     return {**runtime_env, **({"env_vars": env_vars} if env_vars else {})}
-
-
-def how_many_fit(need, what):
-    """How many `what`s needing `need` (Ray resource -> amount) the cluster holds at once. None fitting is
-    refused here: Ray would otherwise wait forever for resources that never come."""
-    have = ray.cluster_resources()
-    fit = min((int(have.get(name, 0) / amount + 1e-9) for name, amount in need.items() if amount > 0), default=1)
-    if fit == 0:
-        needed = ", ".join(f"{amount:g} {name}" for name, amount in need.items())
-        has = ", ".join(f"{have.get(name, 0):g} {name}" for name in need)
-        raise SystemExit(
-            f"one {what} needs {needed}; the cluster has {has}: "
-            "lower scaling.num_workers or scaling.resources_per_worker, or add nodes"
-        )
-    return fit
-
-
-def write_files(run_dir, files):
-    """Each file whole or not at all: written beside its final name, then renamed (local paths or URIs)."""
-    filesystem, root = pyarrow.fs.FileSystem.from_uri(run_dir)
-    filesystem.create_dir(root, recursive=True)
-    for name, text in files.items():
-        with filesystem.open_output_stream(f"{root}/.{name}.partial") as out:
-            out.write(text.encode())
-        filesystem.move(f"{root}/.{name}.partial", f"{root}/{name}")
-
-
-def own_source():
-    with open(__file__, encoding="utf-8") as handle:
-        return handle.read()
-
-
-class CheckpointUnreadable(Exception):
-    """No checkpoint of the run can be read: the run stops, naming them (a message, not a traceback)."""
-
-
-def readable_checkpoint(checkpoint, read):
-    """(checkpoint, read(its directory)) for the checkpoint Ray resumes from or, when that cannot be read (a file
-    cut short by a full disk, say), for the newest earlier one of the run that can, with a warning naming the ones
-    passed over; (None, None) with nothing to resume from."""
-    passed_over = []
-    for candidate in [checkpoint, *earlier_checkpoints(checkpoint)] if checkpoint else []:
-        try:
-            with candidate.as_directory() as directory:
-                state = read(directory)
-        except Exception as error:  # whatever made it unreadable, it is named below
-            passed_over.append(f"{candidate.path} ({type(error).__name__}: {error})")
-            continue
-        if passed_over:
-            print(f"warning: resuming from {candidate.path}: cannot read {'; '.join(passed_over)}", file=sys.stderr)
-        return candidate, state
-    if passed_over:
-        raise CheckpointUnreadable(
-            f"cannot resume: no checkpoint of this run can be read: {'; '.join(passed_over)}. "
-            "Remove the run directory to start the run again, or start it under another --storage-path"
-        )
-    return None, None
-
-
-def earlier_checkpoints(checkpoint):
-    """The run's checkpoints saved before `checkpoint`, newest first (Ray names them in order: checkpoint_<n>)."""
-    folder, name = checkpoint.path.rstrip("/").rsplit("/", 1)
-    entries = checkpoint.filesystem.get_file_info(pyarrow.fs.FileSelector(folder))
-    names = [entry.base_name for entry in entries if entry.type == pyarrow.fs.FileType.Directory]
-    earlier = sorted((n for n in names if n.startswith("checkpoint_") and n < name), reverse=True)
-    return [type(checkpoint)(f"{folder}/{n}", checkpoint.filesystem) for n in earlier]
-
-
-# Ray's own output, kept out of the console: its workers' and actors' lines and its driver-side log records go to
-# ray.log in the run directory; the console shows the problems among them (see ProblemLines), all of it with --verbose.
-# Ray Train's own actors: their tracebacks are Ray's (e.g. "Failed to send resource request ... safe to ignore" on a
-# busy machine), for ray.log only; but for the controller's failure decisions, which carry the workers' errors.
-RAY_TRAIN_ACTORS = {"TrainController", "PlacementGroupCleaner", "TrainStateActor", "SynchronizationActor"}
-# The loggers of Ray's driver-side records: Ray Data's has console handlers of its own (it does not propagate to ray's)
-RAY_LOGGERS = ("ray", "ray.data")
-# A traceback, Ray Train's failure decision, an ERROR record in Ray's or Python's default format, specc's warnings
-PROBLEM = re.compile(
-    r"Traceback \(most recent call last\)|\[FailurePolicy\]|\bERROR \S+\.py:\d+ -- |^ERROR:|^warning: "
-)
-DECISION = re.compile(r"\[FailurePolicy\]")
-# The raylet's notice that it started more worker processes than it expected at once (Ray Data's tasks, Train's
-# actors): Ray's own bookkeeping, nothing a spec can change; its other messages (e.g. tasks killed for memory) show.
-RAYLET_NOTICE = re.compile(r"PYTHON worker processes have been started on node")
-CONTINUES = re.compile(
-    r"\s|$|[\w.]+(Error|Exception|Exit|Interrupt)\b|Error:|Traceback|\[Rank \d+ Error|During handling|The above"
-)
-
-
-class ProblemLines:
-    """Which of Ray's worker lines reach the console without --verbose: Ray Train's failure decision ([FailurePolicy]
-    RETRY or RAISE, with the workers' errors), and from the processes that run the spec's code (Train workers,
-    trials, Ray Data tasks) a Python traceback, an ERROR log record or the script's own "warning: ..." line; each with
-    the lines that continue it (indented, blank, the exception's own line)."""
-
-    def __init__(self):
-        self.open = set()  # the streams (pid, stderr?) inside a problem being shown
-
-    def shows(self, source, stream, line):
-        if (DECISION if source in RAY_TRAIN_ACTORS else PROBLEM).search(line):
-            self.open.add(stream)
-        elif stream in self.open and not CONTINUES.match(line):
-            self.open.discard(stream)
-        return stream in self.open
-
-
-class RayLog(logging.Handler):
-    """ray.log in the run directory: appended to (a resumed run adds to it), opened without following a link, never
-    anything but a regular file; a URI run directory gets it whole at the end, through write_files."""
-
-    def __init__(self, run_dir):
-        super().__init__()
-        self.run_dir, self.lines, self.file = run_dir, [], None
-        self.setLevel(logging.INFO)  # Ray Data's logger passes on its DEBUG records too
-        self.setFormatter(logging.Formatter("%(asctime)s\t%(levelname)s %(filename)s:%(lineno)s -- %(message)s"))
-        if "://" not in run_dir:
-            self.file = open_log(os.path.join(run_dir, "ray.log"))
-
-    def write(self, text):
-        if self.file:
-            self.file.write(text + "\n")
-            self.file.flush()
-        elif "://" in self.run_dir:
-            self.lines.append(text)
-
-    def emit(self, record):
-        self.write(self.format(record))
-
-    def close(self):
-        super().close()
-        if self.file:
-            self.file.close()
-        elif self.lines:
-            filesystem, root = pyarrow.fs.FileSystem.from_uri(self.run_dir)
-            with contextlib.suppress(OSError), filesystem.open_input_stream(f"{root}/ray.log") as stream:
-                self.lines.insert(0, stream.read().decode(errors="replace").rstrip("\n"))
-            write_files(self.run_dir, {"ray.log": "\n".join(self.lines) + "\n"})
-
-
-def open_log(path):
-    """`path` opened for appending, or None (with a warning) when it is a link, a directory, a pipe, ..."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            raise OSError("not a regular file")
-    except OSError as error:
-        print(f"warning: Ray's output is not kept in {path}: {error}", file=sys.stderr)
-        return None
-    os.set_blocking(fd, True)
-    return os.fdopen(fd, "a", encoding="utf-8", errors="replace")
-
-
-class ErrorsOnly(logging.Filter):
-    """On Ray's own console handler until remove(): its driver-side records (Tune's warnings, say) from ERROR up only
-    (a failed trial); with --verbose, all of them. Every record from INFO up reaches ray.log either way."""
-
-    def __init__(self, verbose):
-        super().__init__()
-        loggers = [logging.getLogger(name) for name in RAY_LOGGERS]
-        self.levels = {logger: logger.level for logger in loggers}
-        self.handlers = [] if verbose else [handler for logger in loggers for handler in logger.handlers]
-        for logger, level in self.levels.items():
-            logger.setLevel(min(level or logging.INFO, logging.INFO))  # start_ray may have raised it
-        for handler in self.handlers:
-            handler.addFilter(self)
-
-    def filter(self, record):
-        return record.levelno >= logging.ERROR
-
-    def remove(self):
-        for logger, level in self.levels.items():
-            logger.setLevel(level)
-        for handler in self.handlers:
-            handler.removeFilter(self)
-
-
-class RayOutput:
-    """For the run, until close(): Ray's driver-side records and its workers' lines into ray.log, the console
-    showing what ProblemLines lets through (everything, with --verbose)."""
-
-    def __init__(self, run_dir, verbose):
-        self.log, self.problems, self.verbose = RayLog(run_dir), ProblemLines(), verbose
-        self.quiet = ErrorsOnly(verbose)
-        for name in RAY_LOGGERS:
-            logging.getLogger(name).addHandler(self.log)
-        # Ray Data's own bars (on a terminal) or their log lines: the epoch lines say where the run is. Kept off for
-        # the run only: close() puts back what the process had (a notebook's next Ray Data pass shows its bars)
-        self.bars = ray.data.DataContext.get_current().enable_progress_bars
-        if not verbose:
-            ray.data.DataContext.get_current().enable_progress_bars = False
-        # Ray has no public way to route its workers' lines: ray.init(log_to_driver=False) drops them from the
-        # driver altogether. So this swaps the driver's printing handler ("ray_print_logs" in ray/_private/worker.py,
-        # Ray 2.60) for one that writes ray.log; where that private API is missing, Ray prints as it always did.
-        self.dispatcher = ray_private("ray_logging", "global_worker_stdstream_dispatcher")
-        self.print_lines = ray_private("worker", "print_to_stdstream")
-        self.routed = self.dispatcher is not None and self.print_lines is not None
-        if self.routed:
-            self.dispatcher.remove_handler("ray_print_logs")
-            self.dispatcher.add_handler("specc_ray_log", self.worker_lines)
-            # The raylet's messages bypass the dispatcher: Ray's error listener prints them with print_to_stdstream.
-            ray._private.worker.print_to_stdstream = self.raylet_lines
-
-    def raylet_lines(self, data, ignore_prefix=False):
-        if data.get("pid") != "raylet":
-            return self.print_lines(data, ignore_prefix=ignore_prefix)
-        for line in data["lines"]:
-            self.log.write(f"(raylet) {line}")
-        shown = [line for line in data["lines"] if self.verbose or not RAYLET_NOTICE.search(line)]
-        if shown:
-            self.print_lines({**data, "lines": shown}, ignore_prefix=ignore_prefix)
-
-    def worker_lines(self, data):
-        source = data.get("actor_name") or data.get("task_name") or ""
-        lines, stream = data["lines"], (data.get("pid"), data.get("is_err"))
-        if data.get("pid") == "autoscaler":  # its status every 5 s: only its events, as Ray prints them
-            lines = list((ray_private("worker", "filter_autoscaler_events") or (lambda lines: []))(lines))
-        where = " ".join(filter(None, [source, f"pid={data.get('pid')}"]))
-        where += f", ip={data.get('ip')}" if data.get("ip") != data.get("localhost") else ""
-        for line in lines:
-            self.log.write(f"({where}) {line}")
-        shown = data["lines"] if self.verbose else [line for line in lines if self.problems.shows(source, stream, line)]
-        if shown:
-            self.print_lines({**data, "lines": shown}, ignore_prefix=False)
-
-    def close(self):
-        if self.routed:
-            ray._private.worker.print_to_stdstream = self.print_lines
-            self.dispatcher.remove_handler("specc_ray_log")
-            if ray.is_initialized():  # a Ray this run joined goes on: it prints again, as before the run
-                self.dispatcher.add_handler("ray_print_logs", functools.partial(self.print_lines, ignore_prefix=False))
-        for name in RAY_LOGGERS:
-            logging.getLogger(name).removeHandler(self.log)
-        self.quiet.remove()
-        ray.data.DataContext.get_current().enable_progress_bars = self.bars
-        self.log.close()
-
-
-def ray_private(module, name):
-    """ray._private.<module>.<name>, or None where this Ray has no such thing."""
-    return getattr(getattr(getattr(ray, "_private", None), module, None), name, None)
 
 
 # The spec this script was compiled from, resolved; each run directory keeps it as spec.resolved.yaml.

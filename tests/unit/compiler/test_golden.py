@@ -25,12 +25,14 @@ from pathlib import Path
 import pytest
 
 from specc import api
+from specc import runtime as RUNTIME
 from specc.compiler import travels
 from specc.compiler.fragments import runtime_env_of
 from specc.spec.errors import UsageError
 from tests.conftest import ROOT
 
 GOLDEN = ROOT / "tests" / "golden"
+
 UPDATE = os.environ.get("SPECC_UPDATE_GOLDEN") == "1"
 SPECS = [Path(path).relative_to(ROOT).as_posix() for path in api.spec_files([ROOT / "specs"])]
 
@@ -73,7 +75,8 @@ def not_compilable() -> list[str]:
 
 
 def goldens() -> list[Path]:
-    return sorted(GOLDEN.glob("*.py"))
+    """The compiled experiment files (the runtime beside them is no spec's)."""
+    return sorted(path for path in GOLDEN.glob("*.py") if path.name != RUNTIME.FILE)
 
 
 # --- the goldens themselves -------------------------------------------------------------------------------
@@ -95,6 +98,14 @@ def test_compiled_script_matches_golden(spec):
     assert golden.exists(), f"no golden for {spec}: run SPECC_UPDATE_GOLDEN=1 pytest {Path(__file__).name}"
     expected = golden.read_text(encoding="utf-8")
     assert source == expected, f"{spec} compiles differently from {golden.name}: rerun with SPECC_UPDATE_GOLDEN=1"
+
+
+def test_the_runtime_beside_the_goldens_is_the_one_compile_writes():
+    """tests/golden holds what `specc compile` writes there: the experiment files and one specc_runtime.py."""
+    golden = GOLDEN / RUNTIME.FILE
+    if UPDATE and (not golden.exists() or golden.read_text(encoding="utf-8") != RUNTIME.source()):
+        golden.write_text(RUNTIME.source(), encoding="utf-8", newline="\n")
+    assert golden.read_text(encoding="utf-8") == RUNTIME.source(), "rerun with SPECC_UPDATE_GOLDEN=1"
 
 
 def test_every_example_spec_compiles():
@@ -283,20 +294,19 @@ def used_paths(spec: str) -> dict[str, bool]:
         "torch.optim.Adam(": e.training.optimizer.type == "adam",
         "torch.optim.AdamW(": e.training.optimizer.type == "adamw",
         "torch.optim.RMSprop(": e.training.optimizer.type == "rmsprop",
-        "get_best_checkpoint(": e.run.checkpoint_score is not None,
+        "write_run_results(run_dir, result, score": e.run.checkpoint_score is not None,  # the best epoch by it
         "lr_schedule.step()": e.training.lr_schedule.type != "none",
         "scaler.": e.training.mixed_precision,  # not "scaler": RayOutput names Ray's autoscaler
         "datasets=datasets": e.dataset.loader == "ray_data",
         "failure_config=": e.run.max_failures > 0,
         "callbacks=": bool(e.run.callbacks) or e.scaling.num_workers > 0,  # trackers, and the progress's ShowEpochs
-        "class ShowEpochs(": e.scaling.num_workers > 0,  # epochs reach the driver from Train's controller
-        "import ray.util.queue": e.scaling.num_workers > 0,
+        "specc_runtime.showing_epochs(": e.scaling.num_workers > 0,  # epochs reach the driver from Train's controller
         "IN_PROCESS_CALLBACKS": e.scaling.num_workers == 0,  # local mode: report() shows the epoch itself
         "class TrialProgress(": False,  # a search's
         "RUNTIME_ENV = ": bool(runtime_env_of(e)),
         "def job_runtime_env(": bool(runtime_env_of(e)) or travels.needs_working_dir(e),
-        "def joins_cluster(": True,  # start_ray asks it, and so does prepare for a data set its workers read
-        "def worker_resources(": e.scaling.num_workers > 0,
+        "specc_runtime.worker_resources(": e.scaling.num_workers > 0,
+        "def claim(": False,  # the run plumbing is specc_runtime's
     }
 
 

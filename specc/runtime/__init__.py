@@ -1,0 +1,67 @@
+"""The runtime every compiled script shares: `specc_runtime.py`, written beside the experiment file.
+
+`specc_runtime.py` in this folder is ordinary Python (ray and the standard library, never specc): tests import
+it, ruff lints it, and compile copies its text out verbatim. This package only hands that text out; importing
+it imports nothing heavy (the runtime itself imports ray, so specc never imports it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+NAME = "specc_runtime"
+FILE = NAME + ".py"
+IMPORT = f"import {NAME}"
+_VERSION = re.compile(r'^VERSION = "(?P<version>[^"\n]+)"(?:  #[^\n]*)?$', re.MULTILINE)  # a comment may follow
+_MAIN = '\n\nif __name__ == "__main__":\n    main()\n'
+_INLINED = f"\n\n# {FILE}, inlined by `specc compile --single-file`: the run plumbing every compiled script shares\n"
+
+
+def source() -> str:
+    """The runtime's text, as compile writes it beside every experiment file."""
+    with open(os.path.join(os.path.dirname(__file__), FILE), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def version_of(text: str) -> str | None:
+    """The specc version a runtime's text was written by (its VERSION line), or None for text that is no runtime."""
+    match = _VERSION.search(text)
+    return match["version"] if match else None
+
+
+def experiment_version(text: str) -> str | None:
+    """The runtime version an experiment file asks for (its `specc_runtime.expect("V")` call), or None."""
+    match = re.search(rf'^    {NAME}\.expect\("(?P<version>[^"\n]+)"\)', text, re.MULTILINE)
+    return match["version"] if match else None
+
+
+def single_file(experiment: str) -> str:
+    """The experiment with the runtime inlined at its end (--single-file): one module, no import of the runtime.
+
+    The experiment refers to the runtime only inside functions (`specc_runtime.X`), so the runtime's definitions
+    may follow them; `specc_runtime` then names this module itself. The experiment and the runtime share no
+    top-level name (a test holds every example spec to this)."""
+    if not experiment.endswith(_MAIN) or f"\n{IMPORT}\n" not in experiment:
+        raise ValueError("not an experiment file specc compiled")
+    body = experiment[: -len(_MAIN)].replace(f"\n{IMPORT}\n", "\n", 1)
+    runtime = source()
+    return f"{body}{_INLINED}{runtime}\n{NAME} = sys.modules[__name__]{_MAIN}"
+
+
+def is_single_file(text: str) -> bool:
+    """Whether a compiled script is one `--single-file` wrote (the runtime inlined: no runtime file beside it)."""
+    return _INLINED in text
+
+
+def beside(script: str | os.PathLike) -> str:
+    """The runtime's path beside the experiment file `script` (as the script names it: relative stays relative)."""
+    return os.path.join(os.path.dirname(os.fspath(script)), FILE)
+
+
+def files(script: str, experiment: str, single: bool = False) -> dict[str, str]:
+    """What `specc compile -o script` writes: {script: the experiment, beside(script): the runtime}; with `single`
+    (--single-file), {script: the experiment with the runtime inlined} alone."""
+    if single:
+        return {script: single_file(experiment)}
+    return {script: experiment, beside(script): source()}
