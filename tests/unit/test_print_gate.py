@@ -107,8 +107,8 @@ def _function(tree: ast.AST, line: int) -> str:
 def around_the_gate(package: Path = PACKAGE) -> list[str]:
     found = []
     for path in sorted(package.rglob("*.py")):
-        if path == package / "read" / "terminal.py":
-            continue
+        if path == package / "read" / "terminal.py" or path.parent == package / "runtime":
+            continue  # the runtime is the compiled scripts' code, which prints as a script does
         where = path.relative_to(package.parent).as_posix()
         for line, function, what in violations_in(path, ast.parse(path.read_text(encoding="utf-8"))):
             if (where, function) not in KNOWN:

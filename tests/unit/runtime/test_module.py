@@ -1,0 +1,69 @@
+"""specc_runtime.py as a module: what it may import, where it touches files, and that compile copies it verbatim."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+from specc import runtime
+from tests.conftest import ROOT
+
+RUNTIME = ROOT / "specc" / "runtime" / runtime.FILE
+TREE = ast.parse(RUNTIME.read_text(encoding="utf-8"))
+# Where the runtime opens, creates or removes files: the run directory's lock, ray.log, and the run's own sources
+FILE_FUNCTIONS = {"claim": "its lock file", "release": "the lock file", "open_log": "ray.log", "own_sources": "sources"}
+FILE_CALLS = {"open", "os.open", "os.fdopen", "os.makedirs", "os.remove", "os.rmdir", "os.replace", "os.rename"}
+
+
+def imported_modules(tree: ast.AST) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names.add((node.module or "").split(".")[0])
+    return names
+
+
+def test_the_runtime_imports_ray_and_the_standard_library_never_specc():
+    third_party = {name for name in imported_modules(TREE) if name not in sys.stdlib_module_names}
+    assert third_party <= {"ray", "pyarrow", "tqdm"}, third_party  # pyarrow and tqdm: Ray's own dependencies
+
+
+def test_the_runtime_touches_files_only_in_its_named_places():
+    found = set()
+    for function in (node for node in ast.walk(TREE) if isinstance(node, ast.FunctionDef)):
+        for call in (node for node in ast.walk(function) if isinstance(node, ast.Call)):
+            name = ast.unparse(call.func)
+            if name in FILE_CALLS:
+                found.add((function.name, name))
+    assert {function for function, _ in found} <= set(FILE_FUNCTIONS), found
+    assert found, "the check finds nothing: the runtime's file calls were renamed"
+
+
+def test_compile_copies_the_runtime_verbatim():
+    assert runtime.source() == RUNTIME.read_text(encoding="utf-8")
+
+
+def test_the_runtime_says_which_specc_wrote_it():
+    from specc import __version__
+
+    assert runtime.version_of(runtime.source()) == __version__
+
+
+def test_an_experiment_next_to_a_runtime_of_another_specc_is_told_to_recompile():
+    import specc_runtime
+
+    specc_runtime.expect(specc_runtime.VERSION)  # the same specc: nothing to say
+    with pytest.raises(SystemExit, match=r"specc 0\.0\.1.*compile the spec again"):
+        specc_runtime.expect("0.0.1")
+
+
+def test_the_runtime_is_importable_as_the_module_compile_writes(tmp_path):
+    """The runtime written out is the module tests import (pytest's pythonpath), not a copy that drifted."""
+    import specc_runtime
+
+    assert Path(specc_runtime.__file__).resolve() == RUNTIME.resolve()
