@@ -1,8 +1,8 @@
 """The library's one entry point: what the CLI and users call. Each function hands over to its stage.
 
-load / validate (check), compile (compiler), plan_report / format_plan / fit_warnings (plan), describe_plan
-(compiler and plan), show / schema (spec), evaluate (results); `specc.run` is execute.run. Nothing here imports
-ray, torch or tensorflow; a stage's modules load when first used.
+load / validate (check), compile / compiled_files (compiler), plan_report / format_plan / fit_warnings (plan),
+describe_plan (compiler and plan), show / schema (spec), evaluate (results); `specc.run` is execute.run. Nothing
+here imports ray, torch or tensorflow; a stage's modules load when first used.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ __all__ = [
     "FileReport",
     "check_file",
     "compile",
+    "compiled_files",
     "describe_plan",
     "evaluate",
     "export",
@@ -50,6 +51,20 @@ def compile(experiment: Experiment, output: str | None = None, templates: str | 
     from specc.compiler.script import compile_script
 
     return compile_script(experiment, output, templates)
+
+
+def compiled_files(
+    experiment: Experiment,
+    output: str,
+    templates: str | os.PathLike | None = None,
+    single_file: bool = False,
+) -> dict[str, str]:
+    """What `specc compile -o output` writes, path -> text: the experiment file at `output` and the runtime every
+    compiled script shares, specc_runtime.py, beside it; with `single_file`, the experiment with the runtime
+    inlined at its end, alone."""
+    from specc import runtime
+
+    return runtime.files(output, compile(experiment, output, templates), single_file)
 
 
 def evaluate(

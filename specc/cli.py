@@ -89,12 +89,22 @@ def build_parser() -> argparse.ArgumentParser:
     _overrides(show)
     _root(show)
 
-    compile_ = commands.add_parser("compile", help="write the standalone Ray script a spec compiles to")
+    compile_ = commands.add_parser(
+        "compile", help="write the standalone Ray script a spec compiles to, and specc_runtime.py beside it"
+    )
     compile_.add_argument("spec", metavar="SPEC")
     compile_.add_argument(
-        "-o", "--output", metavar="OUT", help="the script's path ('-' prints it); default: build/<spec>.py"
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="the experiment file's path ('-' prints it); default: build/<spec>.py; specc_runtime.py goes beside it",
     )
-    compile_.add_argument("--check", action="store_true", help="exit 1 when OUT differs from what SPEC compiles to")
+    compile_.add_argument(
+        "--single-file", action="store_true", help="one file: the runtime inlined at the end of OUT, none beside it"
+    )
+    compile_.add_argument(
+        "--check", action="store_true", help="exit 1 when OUT or the runtime beside it is not what SPEC compiles to"
+    )
     _templates(compile_)
     _overrides(compile_)
     _root(compile_)
@@ -323,23 +333,28 @@ def cmd_schema(args) -> int:
         return Exit.OK
     target = os.path.join(args.output, "experiment.schema.json")
     if args.check:
-        return _up_to_date(target, api.schema_text(), f"specc schema -o {args.output}")
+        return _up_to_date({target: api.schema_text()}, f"specc schema -o {args.output}")
     say(api.write_schema(args.output))
     return Exit.OK
 
 
-def _up_to_date(path: str, expected: str, remedy: str) -> int:
-    """--check: OK when `path` holds exactly `expected`, else a one-line note saying how to refresh it."""
+def _up_to_date(expected: dict[str, str], remedy: str) -> int:
+    """--check: OK when each path holds exactly its expected text, else one line naming those that are stale or
+    missing and saying how to refresh them."""
     from specc.read.files import read_file
 
-    wanted = expected.encode("utf-8")
-    try:  # the read gate: a FIFO is refused without blocking; no more is read than tells it differs
-        current = read_file(path, len(wanted), root=os.path.dirname(os.path.abspath(path)))
-    except OSError:
-        current = None
-    if current == wanted:
+    found = []
+    for path, text in expected.items():
+        wanted = text.encode("utf-8")
+        try:  # the read gate: a FIFO is refused without blocking; no more is read than tells it differs
+            current = read_file(path, len(wanted), root=os.path.dirname(os.path.abspath(path)))
+        except OSError:
+            current = None
+        if current != wanted:
+            found.append(f"{path} is {'stale' if current is not None else 'missing'}")
+    if not found:
         return Exit.OK
-    err(f"{path} is {'stale' if current is not None else 'missing'}: run `{remedy}`")
+    err(f"{' and '.join(found)}: run `{remedy}`")
     return Exit.PROBLEMS
 
 
@@ -348,18 +363,26 @@ def default_output(spec: str) -> str:
 
 
 def cmd_compile(args) -> int:
-    from specc import api
+    import shlex
+
+    from specc import api, runtime
     from specc.read.files import write_file
 
     output = args.output or default_output(args.spec)
-    source = api.compile(api.load(args.spec, args.overrides, args.root), output, args.templates)
-    if output == "-":
-        write(source)
+    if output != "-" and os.path.basename(output) == runtime.FILE:
+        raise UsageError(f"-o {output}: {runtime.FILE} is the runtime's name, written beside every compiled script")
+    experiment = api.load(args.spec, args.overrides, args.root)
+    if output == "-":  # the experiment alone (or, with --single-file, the one file)
+        source = api.compile(experiment, output, args.templates)
+        write(runtime.single_file(source) if args.single_file else source)
         return Exit.OK
+    written = api.compiled_files(experiment, output, args.templates, single_file=args.single_file)
     if args.check:
-        return _up_to_date(output, source, f"specc compile {args.spec} -o {output}")
+        remedy = shlex.join(["specc", "compile", args.spec, "-o", output, *(["--single-file"] * args.single_file)])
+        return _up_to_date(written, remedy)
     # the default output stays below the working directory: a committed `build` link does not carry it elsewhere
-    write_file(output, source, within=None if args.output else os.getcwd())
+    for path, text in reversed(written.items()):  # the runtime first: the experiment file never lacks its runtime
+        write_file(path, text, within=None if args.output else os.getcwd())
     say(output)
     return Exit.OK
 

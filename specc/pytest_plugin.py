@@ -8,7 +8,8 @@ Given paths (`--specc` or `specc_paths`) and no test paths on the command line, 
 with test paths as well, both. A spec is a YAML file with a top-level `specc:` key. Each yields items:
 - `validate`: fails with the spec's problems, located (file:line:col), as `specc validate` prints them;
 - `compile`: the script compiles; when a compiled script of this spec is committed (`build/<stem>.py`, or any
-  script named in `specc_compiled`), it must match what the spec compiles to now;
+  script named in `specc_compiled`), it must match what the spec compiles to now, and the runtime beside it
+  (specc_runtime.py) must be this specc's;
 - `smoke` (with --specc-smoke): `specc run SPEC --smoke` in a fresh interpreter, into a temporary storage path.
 """
 
@@ -103,9 +104,10 @@ class SpecItem(pytest.Item):
             raise SpecProblem(text(report.problems, False).rstrip("\n"))
 
     def _compile(self):
-        """The spec compiles; each committed script compiled from it (build/<stem>.py, specc_compiled) is current."""
+        """The spec compiles; each committed script compiled from it (build/<stem>.py, specc_compiled) is current,
+        and so is the runtime beside it."""
         from specc import api
-        from specc.compiler.stale import compare, compiled_from
+        from specc.compiler.stale import compare, compiled_from, runtime_finding
 
         report = api.check_file(self._spec())
         if not report.ok:
@@ -119,8 +121,9 @@ class SpecItem(pytest.Item):
             if os.path.normpath(compiled_from(str(script)) or "") == spec
         ]
         for script in committed:
-            if finding := compare(script, spec, report.experiment):
-                raise SpecProblem(str(finding))
+            findings = [compare(script, spec, report.experiment), runtime_finding(script, spec)]
+            if any(findings):
+                raise SpecProblem("\n".join(str(finding) for finding in findings if finding))
         if not committed:
             api.compile(report.experiment)
 

@@ -1,8 +1,9 @@
 """`specc run`: the compiled source executed in this process (no temporary script, no subprocess).
 
-The source is compiled under the name of the run directory's `script.py` and executed in a fresh module
-that is not registered in sys.modules, so cloudpickle ships its functions to Ray workers by value —
-exactly the code that is written to the run directory.
+The experiment's source is compiled under the name of the run directory's `script.py`, and the runtime it imports
+(specc_runtime.py, specc's own copy) under `specc_runtime.py` beside it; each is executed in a fresh module that is
+registered in sys.modules only while the run lasts, and registered with cloudpickle to be pickled by value, so Ray
+workers receive exactly the code that is written to the run directory.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import threading
 import types
 from dataclasses import dataclass, field
 
+from specc import runtime
 from specc.read.terminal import err, write_err
 from specc.spec import Experiment
 from specc.spec.errors import Problem, SpecError
@@ -52,24 +54,49 @@ def run(
     if experiment.framework == "tensorflow" and not verbose:
         _import_tensorflow_quietly()
     source = compile_script(experiment, templates=templates)
-    module = types.ModuleType(f"specc_run_{experiment.name.replace('-', '_')}")
-    module.__file__ = os.path.join(os.getcwd(), "script.py")  # relative paths in the script start here
-    linecache.cache[module.__file__] = (len(source), None, source.splitlines(True), module.__file__)  # tracebacks
+    sources = {"script.py": source, runtime.FILE: runtime.source()}
     # Registered while it runs: pickle finds the script's functions by module name (Tune saves a searcher's state
     # with its search space, which for an Optuna define-by-run space is the script's define_space function), and
-    # Ray's cloudpickle still ships them to its workers by value, as it does a script run as __main__.
+    # Ray's cloudpickle still ships them to its workers by value, as it does a script run as __main__. The runtime
+    # registers itself so when it is imported (not run as __main__).
     from ray import cloudpickle
 
-    sys.modules[module.__name__] = module
-    cloudpickle.register_pickle_by_value(module)
+    helper = _module(runtime.NAME, runtime.FILE, sources[runtime.FILE])
+    module = _module(f"specc_run_{experiment.name.replace('-', '_')}", "script.py", source)
+    saved = sys.modules.get(runtime.NAME, _ABSENT)
+    by_value = runtime.NAME in cloudpickle.list_registry_pickle_by_value()  # e.g. a runtime this process imported
+    sys.modules[runtime.NAME] = helper
     try:
-        with _interrupt_handler_kept():
-            exec(compile(source, module.__file__, "exec"), module.__dict__)
-            options = (smoke, resume, force, address, storage_path, quiet, verbose, echo)
-            return _run_module(module, experiment, source, *options)
+        exec(compile(sources[runtime.FILE], helper.__file__, "exec"), helper.__dict__)
+        sys.modules[module.__name__] = module
+        cloudpickle.register_pickle_by_value(module)
+        try:
+            with _interrupt_handler_kept():
+                exec(compile(source, module.__file__, "exec"), module.__dict__)
+                options = (smoke, resume, force, address, storage_path, quiet, verbose, echo)
+                return _run_module(module, experiment, sources, *options)
+        finally:
+            cloudpickle.unregister_pickle_by_value(module)
+            sys.modules.pop(module.__name__, None)
     finally:
-        cloudpickle.unregister_pickle_by_value(module)
-        sys.modules.pop(module.__name__, None)
+        if not by_value and runtime.NAME in cloudpickle.list_registry_pickle_by_value():
+            cloudpickle.unregister_pickle_by_value(helper)
+        if saved is _ABSENT:
+            sys.modules.pop(runtime.NAME, None)
+        else:
+            sys.modules[runtime.NAME] = saved
+
+
+_ABSENT = object()
+
+
+def _module(name: str, file: str, source: str) -> types.ModuleType:
+    """A fresh module for `source`, named `name`, as if read from `file` in the working directory (relative paths
+    in the script start there); its lines are in linecache, for tracebacks."""
+    module = types.ModuleType(name)
+    module.__file__ = os.path.join(os.getcwd(), file)
+    linecache.cache[module.__file__] = (len(source), None, source.splitlines(True), module.__file__)
+    return module
 
 
 @contextlib.contextmanager
@@ -88,18 +115,18 @@ def _interrupt_handler_kept():
         signal.signal(signal.SIGINT, previous)
 
 
-def _run_module(module, experiment, source, smoke, resume, force, address, storage_path, quiet, verbose, echo):
+def _run_module(module, experiment, sources, smoke, resume, force, address, storage_path, quiet, verbose, echo):
 
     argv = [*(["--smoke"] if smoke else []), *(["--resume"] if resume else []), *(["--force"] if force else [])]
     argv += ["--quiet"] if quiet else []
     argv += ["--verbose"] if verbose else []
     argv += [*(["--address", address] if address else []), *(["--storage-path", storage_path] if storage_path else [])]
-    artefacts = {"script.py": source, "spec.resolved.yaml": module.RESOLVED_SPEC}
+    artefacts = {**sources, "spec.resolved.yaml": module.RESOLVED_SPEC}  # script.py and specc_runtime.py: what ran
     spec_file = getattr(getattr(experiment, "_raw", None), "file", None)
     address = address or experiment.cluster.address
     storage = storage_path or experiment.run.storage_path
     storage = storage if "://" in storage else os.path.abspath(storage)
-    if not ray_is_up() and getattr(module, "WORKING_DIR", None) and module.joins_cluster(address):
+    if not ray_is_up() and getattr(module, "WORKING_DIR", None) and module.specc_runtime.joins_cluster(address):
         _check_shipment(module, storage, spec_file)
     started = _start_ray(module, address, storage, spec_file, quiet, verbose)
     try:
@@ -108,7 +135,7 @@ def _run_module(module, experiment, source, smoke, resume, force, address, stora
         if isinstance(stop.__cause__, getattr(module, "DataProblem", ())):  # found by the driver, in a spec field
             raise SpecError([_data_problem(experiment, stop.__cause__)]) from None
         if isinstance(stop.code, str):  # the script's own refusal, e.g. an existing run without --resume
-            unreadable = isinstance(stop.__cause__, getattr(module, "CheckpointUnreadable", ()))
+            unreadable = isinstance(stop.__cause__, module.specc_runtime.CheckpointUnreadable)
             raise SpecError([Problem("E411" if unreadable else "E401", stop.code, spec_file)]) from None
         raise
     finally:
@@ -225,10 +252,8 @@ def _check_shipment(module, storage: str, spec_file: str | None) -> None:
 
 def _start_ray(module, address: str | None, storage: str, spec_file: str | None, quiet: bool, verbose: bool) -> bool:
     """Ray is started (or joined) here, so that a cluster that cannot be reached is a problem, not a traceback."""
-    try:
-        shipped = getattr(module, "WORKING_DIR", None)  # the storage path then stays behind
-        if shipped:
-            return module.start_ray(address, storage, quiet, verbose)
-        return module.start_ray(address, quiet, verbose)
+    try:  # a spec with a runtime_env or a working directory to ship has job_runtime_env (the storage path stays behind)
+        runtime_env = module.job_runtime_env(address, storage) if hasattr(module, "job_runtime_env") else None
+        return module.specc_runtime.start_ray(address, quiet, verbose, runtime_env)
     except SystemExit as stop:
         raise SpecError([Problem("E402", str(stop.code), spec_file)]) from None

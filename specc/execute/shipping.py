@@ -28,6 +28,7 @@ import stat
 import time
 from dataclasses import dataclass, field, replace
 
+from specc import runtime
 from specc.compiler import travels
 from specc.execute import excludes
 from specc.read import files
@@ -40,6 +41,7 @@ MAX_DEPTH = 200  # directories within directories (the walk recurses, as Ray's d
 MAX_IGNORE_BYTES = 64 * 1024  # a .gitignore or .rayignore: real ones hold a few KiB
 MAX_SENT_BYTES = 1024 * 1024  # a requirements or conda environment file, which Ray reads and sends whole
 SHOWN = 8  # names a warning lists before "and N more"
+RUNTIME = "/" + runtime.FILE  # the working directory's own runtime, at its top: the job ships specc's instead
 
 
 def checked(root: str, patterns: list[str], spec_file: str | None, shown_as: str | None = None) -> Package:
@@ -93,7 +95,7 @@ class Package:
         return f"{self.files} files, {mib(self.size)}"
 
     def plus(self, name: str, nbytes: int) -> Package:
-        """The package with one more file at its top (the compiled script `specc submit` adds)."""
+        """The package with one more file at its top (the compiled script or its runtime, which `specc submit` adds)."""
         top = sorted([*self.largest, (name, nbytes)], key=lambda item: (-item[1], item[0]))[:5]
         shipped = tuple(sorted([*self.shipped, (name, nbytes)]))
         return replace(self, files=self.files + 1, size=self.size + nbytes, largest=top, shipped=shipped)
@@ -176,6 +178,8 @@ class _Walk:
         pattern = excludes.excluded(self.patterns, relative)
         if pattern is not None and pattern.text in travels.SECRETS:
             self.leave(relative, "looks like a secret (name it in cluster.include to ship it)")
+        elif pattern is not None and pattern.text == RUNTIME:
+            self.left.append(LeftBehind(relative, f"replaced by this specc's {runtime.FILE}, which the script imports"))
         elif pattern is not None:
             self.left.append(LeftBehind(relative, f"excluded ({pattern.text})"))
         elif by := _ignored(relative, ignores):

@@ -1,12 +1,13 @@
 """`specc submit` and `specc jobs`: the compiled script as a Ray Job on a cluster, through Ray's JobSubmissionClient.
 
 What travels: the job's working directory (the spec's directory, or cluster.working_dir, less what travels.py
-leaves behind; nothing of it when the job needs nothing from there) with the compiled script at its top, so
+leaves behind; nothing of it when the job needs nothing from there) with the compiled script and the runtime it
+imports (specc_runtime.py, this specc's: one of the directory's own of that name stays behind) at its top, so
 that the script finds the spec's directory, data paths and custom factories where `specc compile` would put
 them; and the local paths of cluster.runtime_env (py_modules, a pip requirements file, a conda environment
 file), relative to the spec. Every one of them must lie inside the project (E023: `--root` widens it). Nothing
 is copied: shipping.py walks each, and a temporary directory holds a link to every file the walk took (plus the
-script, and copies of the requirements and environment files Ray reads here), which is what Ray zips and
+script and its runtime, and copies of the requirements and environment files Ray reads here), which is what Ray zips and
 uploads: Ray then applies no pattern of the user's and opens nothing the walk did not take. `specc submit
 --dry-run` stops after `prepare`: it lists every file that would travel, contacting nothing. Inside the job the
 script adds only what the job's runtime_env leaves unset.
@@ -28,6 +29,7 @@ import time
 from dataclasses import dataclass, replace
 from urllib.parse import urlparse
 
+from specc import runtime
 from specc.compiler import travels
 from specc.compiler.fragments import runtime_env_of
 from specc.execute import shipping
@@ -113,7 +115,8 @@ def storage_for_job(experiment: Experiment, storage_path: str | None) -> str:
 
 @dataclass(frozen=True)
 class Shipment:
-    """A job ready to go: the compiled script, what travels with it, and how it starts. No cluster is asked."""
+    """A job ready to go: the compiled script and its runtime, what travels with them, and how the job starts. No
+    cluster is asked."""
 
     spec_file: str
     root: str  # the working directory (its files travel when `shipped`)
@@ -124,6 +127,11 @@ class Shipment:
     entrypoint: str
     storage_path: str
     package: shipping.Package
+    runtime_source: str = ""  # specc_runtime.py, beside the script
+
+    def files(self) -> dict[str, str]:
+        """What specc writes at the top of the job's working directory: the script and the runtime it imports."""
+        return {self.script: self.source, runtime.FILE: self.runtime_source}
 
 
 def prepare(
@@ -149,20 +157,21 @@ def prepare(
     excludes = travels.excludes(experiment, spec_file) + travels.storage_exclude(storage, root)
     script = script_name(experiment, root)
     source = compile_script(experiment, os.path.join(root, script), templates)
-    if shipped:
-        package = shipping.measure(root, excludes, spec_file)
+    if shipped:  # the directory's own specc_runtime.py (beside a script compiled there) stays: this specc's goes
+        package = shipping.measure(root, [*excludes, shipping.RUNTIME], spec_file)
         excludes += package.links
     else:
-        package = shipping.Package(f"{script} alone", 0, 0, [])
+        package = shipping.Package(f"{script} and {runtime.FILE} alone", 0, 0, [])
     spec_dir = travels.spec_dir(spec_file)
     parts = shipping.runtime_env_parts(experiment.cluster, spec_dir, str(project.root), excludes, spec_file)
     package = replace(package, parts=parts)
     shipping.refuse_oversized(package, spec_file)
-    package = package.plus(script, len(source.encode("utf-8")))
+    helper = runtime.source()
+    package = package.plus(script, len(source.encode("utf-8"))).plus(runtime.FILE, len(helper.encode("utf-8")))
     flags = ["--storage-path", storage, *(["--smoke"] if smoke else []), *(["--resume"] if resume else [])]
     flags += ["--force"] if force else []
     entrypoint = shlex.join([python, script, *flags])
-    return Shipment(spec_file, root, shipped, script, source, excludes, entrypoint, storage, package)
+    return Shipment(spec_file, root, shipped, script, source, excludes, entrypoint, storage, package, helper)
 
 
 def submit(
@@ -222,11 +231,12 @@ def refuse_outside(experiment: Experiment, spec_file: str, project: Project, sou
 
 def staged_runtime_env(job: Shipment, runtime_env: dict, staged: str) -> dict:
     """The job's runtime_env, its local paths pointing into `staged`: the working directory (links to what the
-    walk took, and the script), each py_modules path (links again, under its own name, as Ray packs it), and
+    walk took, the script and its runtime), each py_modules path (links again, under its own name, as Ray packs it), and
     copies of the requirements and conda files (read through the read gate: Ray reads them here and sends them)."""
     working_dir = os.path.join(staged, "job")
     shipping.stage(job.package, working_dir)
-    files.write_file(os.path.join(working_dir, job.script), job.source, within=staged)
+    for name, text in job.files().items():
+        files.write_file(os.path.join(working_dir, name), text, within=staged)
     runtime_env = {**runtime_env, "working_dir": working_dir}
     modules = list(runtime_env.get("py_modules", ()))
     for part in job.package.parts:

@@ -10,7 +10,7 @@ from specc.read.terminal import Styled, one_line
 from specc.results.run_dir import RunResults
 from specc.spec.errors import printable
 
-ARTEFACTS = ("results.csv", "best.json", "best.yaml", "script.py", "spec.resolved.yaml", "ray.log")
+ARTEFACTS = ("results.csv", "best.json", "best.yaml", "script.py", "specc_runtime.py", "spec.resolved.yaml", "ray.log")
 
 
 def summary(results: RunResults, seconds: float, color: bool = False) -> str:

@@ -3,6 +3,10 @@
 `specc_runtime.py` in this folder is ordinary Python (ray and the standard library, never specc): tests import
 it, ruff lints it, and compile copies its text out verbatim. This package only hands that text out; importing
 it imports nothing heavy (the runtime itself imports ray, so specc never imports it).
+
+What it hands out: the runtime's text (`source`), what `specc compile` writes for an experiment file (`files`: the
+pair, or `single_file`), and the versions a runtime and an experiment name (`version_of`, `experiment_version`),
+for compile, check-compiled, `specc run` and `specc submit`.
 """
 
 from __future__ import annotations
@@ -47,6 +51,12 @@ def single_file(experiment: str) -> str:
     body = experiment[: -len(_MAIN)].replace(f"\n{IMPORT}\n", "\n", 1)
     runtime = source()
     return f"{body}{_INLINED}{runtime}\n{NAME} = sys.modules[__name__]{_MAIN}"
+
+
+def imports_runtime(text: str) -> bool:
+    """Whether a compiled script imports the runtime (an experiment file; not a --single-file script, nor an
+    after-training script such as a run's predict.py), so that it needs specc_runtime.py beside it."""
+    return re.search(rf"^{IMPORT}$", text, re.MULTILINE) is not None
 
 
 def is_single_file(text: str) -> bool:

@@ -75,7 +75,8 @@ def test_a_train_run_prints_only_specc_and_keeps_rays_output_in_ray_log(tmp_path
     assert out[-7].startswith("digits-mlp: done in ") and out[-6] == ""
     assert out[-5].startswith("  best epoch  1 by val_accuracy")  # the console's `epoch 1/1`
     assert out[-4].startswith("  metrics     train_loss ")
-    assert out[-3] == f"  run dir     {run_dir} (results.csv, best.json, script.py, spec.resolved.yaml, ray.log)"
+    files = "results.csv, best.json, script.py, specc_runtime.py, spec.resolved.yaml, ray.log"
+    assert out[-3] == f"  run dir     {run_dir} ({files})"
     assert out[-2].startswith(f"  checkpoint  {run_dir}/checkpoint_")
     assert out[-1] == f"  more        specc results {run_dir}; specc report {run_dir}; specc evaluate {run_dir}"
     assert "\033[" not in done.stdout  # not a terminal: no colour, no bar

@@ -119,3 +119,19 @@ def test_a_stale_compiled_script_stops_the_commit_until_recompiled(project):
 
     compile_good(root)
     assert commit(root, env, "recompiled").returncode == 0
+
+
+def test_a_runtime_edited_by_hand_stops_the_commit_until_recompiled(project):
+    """The hook checks the specc_runtime.py beside a compiled script too: the same bytes specc writes."""
+    root, env = project
+    assert commit(root, env, "good").returncode == 0
+
+    runtime = root / "build" / "specc_runtime.py"
+    runtime.write_text(runtime.read_text(encoding="utf-8") + "# edited by hand\n", encoding="utf-8")
+    refused = commit(root, env, "runtime edited")
+    assert refused.returncode != 0
+    assert "build/specc_runtime.py: stale" in refused.stdout and "build/good.py: stale" not in refused.stdout
+    assert "specc compile specs/good.yaml -o build/good.py" in refused.stdout
+
+    compile_good(root)
+    assert commit(root, env, "recompiled").returncode == 0

@@ -36,9 +36,8 @@ def test_a_quiet_run_shows_the_summary_screen_alone_and_a_verbose_one_rays_lines
     assert out[-7].startswith("shown: done in ") and out[-6] == ""
     assert out[-5].startswith("  best epoch  ") and out[-5].endswith(" by val_accuracy")
     assert out[-4].startswith("  metrics     train_loss ")
-    assert (
-        out[-3] == f"  run dir     {storage / 'shown'} (results.csv, best.json, script.py, spec.resolved.yaml, ray.log)"
-    )
+    files = "results.csv, best.json, script.py, specc_runtime.py, spec.resolved.yaml, ray.log"
+    assert out[-3] == f"  run dir     {storage / 'shown'} ({files})"
     assert out[-2].startswith(f"  checkpoint  {storage / 'shown'}/checkpoint_")
     shown = storage / "shown"
     assert out[-1] == f"  more        specc results {shown}; specc report {shown}; specc evaluate {shown}"

@@ -200,6 +200,21 @@ def test_a_link_that_stays_inside_is_followed(project, monkeypatch, capsys):
     assert "W303" not in err
 
 
+def test_the_upload_holds_the_script_and_this_speccs_runtime_not_the_projects(project, monkeypatch, capsys):
+    """A runtime of the project's own at the top of the working directory (a link to a file outside, here) is not
+    what the job imports: Ray zips this specc's, beside the script, and never opens the project's."""
+    from specc import runtime
+
+    (project.parent / "elsewhere.py").write_text(SECRET, encoding="utf-8")
+    (project / "specc_runtime.py").symlink_to(project.parent / "elsewhere.py")
+
+    code, upload, err = submitted(project, monkeypatch, capsys)
+
+    assert code == 0 and upload.members["specc_runtime.py"] == runtime.source().encode("utf-8")
+    assert {"specc_job_shipped.py", "models.py", "spec.yaml"} <= upload.names() and not upload.holds(SECRET)
+    assert "W303" not in err  # asked for: this specc's runtime replaces it
+
+
 def test_a_link_below_a_followed_link_is_checked_where_ray_reaches_it(project, monkeypatch, capsys):
     (project / "data").mkdir()
     (project / "data" / "system").symlink_to("/etc")

@@ -64,6 +64,21 @@ def test_a_committed_compiled_script_is_checked(project, monkeypatch):
     result.stdout.fnmatch_lines(["build/good.py: stale: specs/good.yaml compiles to something else; run *"])
 
 
+def test_the_runtime_beside_a_committed_script_is_checked(project, monkeypatch):
+    monkeypatch.chdir(project.path)
+    assert main(["compile", "specs/good.yaml", "-o", "build/good.py"]) == 0
+    project.path.joinpath("build", "specc_runtime.py").write_text("# not specc's runtime\n")
+
+    result = project.runpytest_subprocess("--specc", "specs", "-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["build/specc_runtime.py: stale: differs from the runtime specc * writes beside *"])
+    assert "build/good.py: stale" not in result.stdout.str()
+    project.path.joinpath("build", "specc_runtime.py").unlink()
+    result = project.runpytest_subprocess("--specc", "specs", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["build/specc_runtime.py: missing: the runtime build/good.py imports; run *"])
+
+
 @pytest.mark.slow
 def test_smoke_runs_each_spec(project):
     project.path.joinpath("specs", "broken.yaml").write_text(

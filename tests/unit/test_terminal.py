@@ -22,6 +22,7 @@ def write_run(directory, rows: str, best: dict):
     (directory / "results.csv").write_text(rows)
     (directory / "best.json").write_text(json.dumps(best))
     (directory / "script.py").write_text("")
+    (directory / "specc_runtime.py").write_text("")  # the runtime the script imports: the run's files list both
     return read_run(directory)
 
 
@@ -37,7 +38,7 @@ def test_a_training_run_summary(tmp_path):
     assert text.splitlines()[0] == "digits-mlp: done in 12.3 s"
     assert "  best epoch  2\n" in text  # no run.checkpoint_score: no "by <metric>"
     assert "  metrics     train_loss 0.5, val_loss 0.4, val_accuracy 0.9123" in text
-    assert f"  run dir     {tmp_path / 'digits-mlp'} (results.csv, best.json, script.py)" in text
+    assert f"  run dir     {tmp_path / 'digits-mlp'} (results.csv, best.json, script.py, specc_runtime.py)" in text
     assert f"  checkpoint  {tmp_path / 'digits-mlp' / 'checkpoint_1'}" in text
     run_dir = tmp_path / "digits-mlp"
     assert f"  more        specc results {run_dir}; specc report {run_dir}; specc evaluate {run_dir}\n" in text

@@ -4,6 +4,7 @@ writes, --check, --set, exit codes and messages (SPEC §9)."""
 from __future__ import annotations
 
 import ast
+import difflib
 import json
 import os
 import re
@@ -12,8 +13,9 @@ import sys
 
 import pytest
 
-from specc import api
+from specc import api, runtime
 from specc.cli import Exit, main
+from specc.spec.version import __version__
 from tests.conftest import MINIMAL, ROOT
 
 TUNE = (
@@ -51,6 +53,42 @@ def test_default_output_is_build_slash_spec_stem(spec, tmp_path, capsys):
     assert capsys.readouterr().out == os.path.join("build", "tiny.py") + "\n"
     assert out.read_text(encoding="utf-8") == expected(spec, "build/tiny.py")
     assert "python tiny.py" in out.read_text(encoding="utf-8")  # the usage names the script
+    assert (tmp_path / "build" / "specc_runtime.py").read_text(encoding="utf-8") == runtime.source()  # verbatim
+
+
+def test_the_experiment_file_imports_the_runtime_written_beside_it(spec, tmp_path):
+    """The pair: the experiment imports specc_runtime and asks for this specc's version; the runtime beside it is
+    specc's own module, byte for byte, whatever the spec (the same for two different specs)."""
+    assert main(["compile", spec, "-o", "out/a.py"]) == Exit.OK
+    (tmp_path / "other.yaml").write_text(TUNE.replace("name: tiny", "name: other"), encoding="utf-8")
+    assert main(["compile", "other.yaml", "-o", "out/b.py"]) == Exit.OK
+    experiment = (tmp_path / "out" / "a.py").read_text(encoding="utf-8")
+    assert "\nimport specc_runtime\n" in experiment
+    assert runtime.experiment_version(experiment) == runtime.version_of(runtime.source()) == __version__
+    assert sorted(os.listdir(tmp_path / "out")) == ["a.py", "b.py", "specc_runtime.py"]
+    assert (tmp_path / "out" / "specc_runtime.py").read_bytes() == runtime.source().encode("utf-8")
+
+
+def test_an_output_named_like_the_runtime_is_a_usage_error(spec, tmp_path, capsys):
+    for output in ("specc_runtime.py", "build/specc_runtime.py"):
+        assert main(["compile", spec, "-o", output]) == Exit.USAGE
+        assert main(["compile", spec, "-o", output, "--single-file"]) == Exit.USAGE
+        err = capsys.readouterr().err
+        assert err.startswith(f"specc compile: error: -o {output}: specc_runtime.py is the runtime's name"), err
+    assert sorted(os.listdir(tmp_path)) == ["tiny.yaml"]
+
+
+def test_single_file_inlines_the_runtime_and_writes_nothing_beside(spec, tmp_path, capsys):
+    assert main(["compile", spec, "-o", "one.py", "--single-file"]) == Exit.OK
+    text = (tmp_path / "one.py").read_text(encoding="utf-8")
+    assert text == runtime.single_file(expected(spec, "one.py"))
+    assert "\nimport specc_runtime\n" not in text and runtime.source() in text
+    assert sorted(os.listdir(tmp_path)) == ["one.py", "tiny.yaml"]
+    ast.parse(text)
+    assert main(["compile", spec, "-o", "-", "--single-file"]) == Exit.OK  # printed: the one file
+    capsys.readouterr()
+    assert main(["compile", spec, "-o", "-", "--single-file"]) == Exit.OK
+    assert capsys.readouterr().out == runtime.single_file(expected(spec, "-"))
 
 
 def test_output_into_a_directory_that_does_not_exist_yet(spec, tmp_path):
@@ -58,7 +96,7 @@ def test_output_into_a_directory_that_does_not_exist_yet(spec, tmp_path):
     assert main(["compile", spec, "-o", str(out)]) == Exit.OK
     assert out.read_text(encoding="utf-8") == expected(spec, str(out))
     assert "python job.py" in out.read_text(encoding="utf-8")
-    assert sorted(os.listdir(out.parent)) == ["job.py"]  # no temporary file left behind
+    assert sorted(os.listdir(out.parent)) == ["job.py", "specc_runtime.py"]  # no temporary file left behind
 
 
 def test_an_existing_output_is_replaced_whole_by_a_rename(spec, tmp_path):
@@ -69,13 +107,14 @@ def test_an_existing_output_is_replaced_whole_by_a_rename(spec, tmp_path):
         assert main(["compile", spec, "-o", str(out)]) == Exit.OK
         assert reader.read() == old
     assert out.read_text(encoding="utf-8") == expected(spec, str(out))
-    assert sorted(os.listdir(tmp_path)) == ["job.py", "tiny.yaml"]
+    assert sorted(os.listdir(tmp_path)) == ["job.py", "specc_runtime.py", "tiny.yaml"]
 
 
 def test_dash_prints_and_writes_nothing(spec, tmp_path, capsys):
     assert main(["compile", spec, "-o", "-"]) == Exit.OK
     out = capsys.readouterr().out
-    assert out == expected(spec, "-")
+    assert out == expected(spec, "-")  # the experiment alone
+    assert "\nimport specc_runtime\n" in out and runtime.source() not in out
     ast.parse(out)
     assert sorted(os.listdir(tmp_path)) == ["tiny.yaml"]
 
@@ -112,6 +151,34 @@ def test_check_in_sync_exits_0_and_stale_exits_1(spec, tmp_path, capsys):
     assert main(["compile", spec, "--check"]) == Exit.PROBLEMS
     assert out.read_text(encoding="utf-8").endswith("# edited by hand\n")  # left as it was
     capsys.readouterr()
+
+
+def test_check_names_the_runtime_when_it_is_the_file_out_of_date(spec, tmp_path, capsys):
+    built = tmp_path / "build"
+    assert main(["compile", spec]) == Exit.OK
+    (built / "specc_runtime.py").unlink()
+    capsys.readouterr()
+    assert main(["compile", spec, "--check"]) == Exit.PROBLEMS
+    remedy = ": run `specc compile tiny.yaml -o build/tiny.py`\n"
+    assert capsys.readouterr().err == "build/specc_runtime.py is missing" + remedy
+    (built / "specc_runtime.py").write_text(runtime.source().replace('VERSION = "', 'VERSION = "0.0.9-'))
+    assert main(["compile", spec, "--check"]) == Exit.PROBLEMS
+    assert capsys.readouterr().err == "build/specc_runtime.py is stale" + remedy
+    (built / "tiny.py").write_text("# old\n", encoding="utf-8")
+    assert main(["compile", spec, "--check"]) == Exit.PROBLEMS
+    assert capsys.readouterr().err == "build/tiny.py is stale and build/specc_runtime.py is stale" + remedy
+    assert (built / "tiny.py").read_text(encoding="utf-8") == "# old\n"  # --check never writes
+    assert main(["compile", spec]) == Exit.OK
+    assert main(["compile", spec, "--check"]) == Exit.OK
+
+
+def test_check_of_a_single_file_compares_the_one_file(spec, tmp_path, capsys):
+    assert main(["compile", spec, "-o", "one.py", "--single-file"]) == Exit.OK
+    assert main(["compile", spec, "-o", "one.py", "--single-file", "--check"]) == Exit.OK  # no runtime beside
+    assert main(["compile", spec, "-o", "one.py", "--check"]) == Exit.PROBLEMS  # as a pair: both differ
+    capsys.readouterr()
+    assert main(["compile", spec, "-o", "one.py", "--single-file", "--check", "--set", "training.epochs=3"]) == 1
+    assert capsys.readouterr().err == "one.py is stale: run `specc compile tiny.yaml -o one.py --single-file`\n"
 
 
 def test_check_sees_a_changed_spec(spec, tmp_path, write_spec, capsys):
@@ -203,6 +270,19 @@ def test_diff_of_identical_copies_shows_only_where_they_came_from(write_spec, tm
         "-Compiled by specc 0.1.0 for Ray 2.60.0 from a.yaml",
         "+Compiled by specc 0.1.0 for Ray 2.60.0 from b.yaml",
     ]
+
+
+def test_diff_compares_the_experiment_files_alone(write_spec, tmp_path, monkeypatch, capsys):
+    """The runtime is the same for every spec: the diff of two specs is that of their experiment files."""
+    monkeypatch.chdir(tmp_path)
+    write_spec(MINIMAL, "a.yaml")
+    write_spec(TUNE, "b.yaml")
+    assert main(["diff", "a.yaml", "b.yaml"]) == Exit.OK
+    out = capsys.readouterr().out
+    old, new = api.compile(api.load("a.yaml"), "build/a.py"), api.compile(api.load("b.yaml"), "build/a.py")
+    assert out == "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), "a.yaml", "b.yaml"))
+    assert [line for line in out.splitlines() if line.startswith(("--- ", "+++ "))] == ["--- a.yaml", "+++ b.yaml"]
+    assert not (tmp_path / "build").exists()
 
 
 def test_diff_between_frameworks_shows_the_trainer_change(write_spec, tmp_path, monkeypatch, capsys):

@@ -52,7 +52,7 @@ def project(tmp_path, monkeypatch):
 def test_a_local_ray_gets_only_the_specs_runtime_env(project):
     module = script(project)
     assert module.job_runtime_env(None, str(project.parent / "runs")) == {"env_vars": {"A": "spec", "B": "b"}}
-    assert not module.joins_cluster(None) and not module.joins_cluster("local")
+    assert not module.specc_runtime.joins_cluster(None) and not module.specc_runtime.joins_cluster("local")
 
 
 def test_joining_a_cluster_ships_the_specs_directory(project):
@@ -80,10 +80,10 @@ def test_the_script_leaves_the_storage_path_behind_as_specc_measures_it(project,
 def test_ray_address_in_the_environment_joins_a_cluster(project, monkeypatch):
     module = script(project)
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
-    assert module.joins_cluster(None)
+    assert module.specc_runtime.joins_cluster(None)
     assert "working_dir" in module.job_runtime_env(None, "/runs")
     monkeypatch.setenv("RAY_ADDRESS", "local")
-    assert not module.joins_cluster(None)
+    assert not module.specc_runtime.joins_cluster(None)
 
 
 def test_inside_a_ray_job_only_what_the_job_leaves_unset_is_added(project, monkeypatch):
@@ -278,7 +278,8 @@ def test_submit_dry_run_lists_what_would_travel_and_contacts_no_cluster(tmp_path
     assert lines[0] == f"would ship from {root}:"
     assert "   4.0 KiB  data/rows.csv" in lines and "      18 B  models.py" in lines  # sizes aligned
     assert any(line.endswith("  specc_job_shipped.py") for line in lines)  # the compiled script travels at the top
-    assert any(line.endswith("  total, 4 files") for line in lines)
+    assert any(line.endswith("  specc_runtime.py") for line in lines)  # and the runtime it imports, beside it
+    assert any(line.endswith("  total, 5 files") for line in lines)
     left = lines[lines.index("left behind:") + 1 : -1]
     assert left == [
         "  .env: looks like a secret (name it in cluster.include to ship it)",
@@ -298,9 +299,42 @@ def test_submit_dry_run_of_a_job_that_ships_only_its_script(tmp_path, monkeypatc
     code = cli.main(["submit", str(spec), "--dry-run", "--address", "http://nowhere:8265"])
 
     lines = capsys.readouterr().out.splitlines()
-    assert code == 0 and lines[0] == "would ship from specc_job_shipped.py alone:"
-    assert lines[1].endswith("  specc_job_shipped.py") and lines[2].endswith("  total, 1 files")
+    assert code == 0 and lines[0] == "would ship from specc_job_shipped.py and specc_runtime.py alone:"
+    assert lines[1].endswith("  specc_job_shipped.py") and lines[2].endswith("  specc_runtime.py")
+    assert lines[3].endswith("  total, 2 files")
     assert "left behind:" not in lines
+
+
+@pytest.mark.parametrize("shipped", [True, False])
+def test_the_job_gets_the_script_and_this_speccs_runtime_side_by_side(tmp_path, shipped):
+    """Staged for Ray: the compiled script and specc_runtime.py at the top of the job's working directory (so that
+    `python specc_job_<name>.py` imports it), the runtime this specc writes; a runtime the project has there
+    itself (beside a script compiled into the spec's directory) stays behind, saying why."""
+    from specc import runtime
+
+    root = tmp_path / "project"
+    root.mkdir()
+    spec = root / "spec.yaml"
+    spec.write_text(SPEC if shipped else SPEC.replace('{type: custom, factory: "models:make"}', "{type: mlp}"))
+    (root / "models.py").write_text(MODELS, encoding="utf-8")
+    (root / "specc_runtime.py").write_text('VERSION = "0.0.1"\n', encoding="utf-8")  # an older specc's
+    job = submit.prepare(api.load(spec))
+    staged = tmp_path / "staged"
+
+    env = submit.staged_runtime_env(job, {}, str(staged))
+
+    working_dir = Path(env["working_dir"])
+    assert (working_dir / job.script).read_text(encoding="utf-8") == job.source
+    assert (working_dir / "specc_runtime.py").read_text(encoding="utf-8") == runtime.source()
+    assert not (working_dir / "specc_runtime.py").is_symlink()
+    assert "\nimport specc_runtime\n" in job.source and job.entrypoint.startswith(f"python {job.script} ")
+    assert dict(job.package.shipped)["specc_runtime.py"] == len(runtime.source().encode("utf-8"))
+    left = {item.path: item.why for item in job.package.left_behind}
+    if shipped:
+        assert sorted(os.listdir(working_dir)) == sorted(["models.py", "spec.yaml", job.script, "specc_runtime.py"])
+        assert left["specc_runtime.py"] == "replaced by this specc's specc_runtime.py, which the script imports"
+    else:
+        assert sorted(os.listdir(working_dir)) == [job.script, "specc_runtime.py"] and not left
 
 
 def test_size_is_shown_as_people_read_it():
