@@ -9,6 +9,7 @@ Written by specc; do not edit by hand: `specc compile` writes it again, and an e
 to a runtime of another specc version.
 """
 
+import argparse
 import contextlib
 import fcntl
 import functools
@@ -160,9 +161,12 @@ def duration(seconds):
 
 
 def fit(trainer):
-    """trainer.fit(); a run none of whose checkpoints can be read stops with that message, not a traceback."""
+    """trainer.fit(); a run none of whose checkpoints can be read stops with that message, not a traceback (from
+    the workers, or in Ray Train's local mode from this process)."""
     try:
         return trainer.fit()
+    except CheckpointUnreadable as error:
+        raise SystemExit(str(error)) from error
     except ray.train.WorkerGroupError as error:
         unreadable = [e for e in error.worker_failures.values() if isinstance(e, CheckpointUnreadable)]
         if unreadable:
@@ -678,3 +682,309 @@ class RayOutput:
 def ray_private(module, name):
     """ray._private.<module>.<name>, or None where this Ray has no such thing."""
     return getattr(getattr(getattr(ray, "_private", None), module, None), name, None)
+
+
+# The run itself: its command line, --smoke, and the order in which a run claims, starts and ends what it uses.
+IN_PROCESS_CALLBACKS = []  # Ray Train's local mode (num_workers: 0) calls no callbacks: report() hands epochs to these
+
+
+class DataProblem(Exception):
+    """The data, or the CPUs to read it, cannot make a run: the message, and the spec field it concerns (`field`,
+    dotted), where specc run locates it. Raised by the driver before training starts."""
+
+    def __init__(self, message, field):
+        super().__init__(message, field)  # both in args: it pickles whole across Ray's processes
+        self.field = field
+
+    def __str__(self):
+        return self.args[0]
+
+
+SMOKE = {
+    "train": "1 epoch, a few batches, at most 2 workers, CPU",
+    "tune": "1 trial, 1 epoch, a few batches, at most 2 workers, CPU",
+    "tune_train": "1 trial, 1 epoch, a few batches, at most 2 workers, CPU",
+    "objective": "1 trial, 1 step, CPU only",
+}
+
+
+def parse_args(argv, description, address=None, shape="train"):
+    """The experiment file's own command line; `address`: the spec's cluster.address, the default of --address."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--address", default=address, help="Ray cluster address (default: start a local Ray)")
+    parser.add_argument("--storage-path", default=None, help="where run directories go (default: run.storage_path)")
+    resumes = "the run of the same name from its checkpoint"
+    if shape != "train":
+        resumes = "the search of the same name; finished trials are kept"
+    parser.add_argument("--resume", action="store_true", help=f"continue {resumes}")
+    parser.add_argument(
+        "--force", action="store_true", help="with --resume: even if the spec changed since the run began"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress lines or bar: the final summary only")
+    parser.add_argument(
+        "--verbose", action="store_true", help="Ray's own output on the console too, not only in ray.log"
+    )
+    parser.add_argument("--smoke", action="store_true", help=SMOKE[shape])
+    return parser.parse_args(argv)
+
+
+def smoke_capped(config, scaling):
+    """--smoke's run before it meets a Ray: 1 epoch of at most 3 batches, at most 2 workers, on CPU; and what that
+    changed, in words (smoke_fit says them)."""
+    config = {**config, "training": {**config["training"], "epochs": 1, "max_batches": 3}}
+    changes, per_worker = [], scaling["resources_per_worker"] or {}
+    if scaling["num_workers"] > 2:
+        changes.append(f"2 workers (the spec: {scaling['num_workers']})")
+    if scaling["use_gpu"] or "GPU" in per_worker:
+        changes.append("on CPU")
+    if scaling.get("accelerator_type"):
+        changes.append("no accelerator_type")
+    scaling = {**scaling, "num_workers": min(scaling["num_workers"], 2), "use_gpu": False}
+    scaling.pop("accelerator_type", None)
+    if "GPU" in per_worker:
+        scaling["resources_per_worker"] = {name: n for name, n in per_worker.items() if name != "GPU"}
+    return config, scaling, changes
+
+
+def smoke_fit(scaling, asked, quiet, shape="train", beside=0.0, streams=False, capped=()):
+    """--smoke fits the run onto the Ray it runs on (a local Ray's CPUs, or the joined cluster's), on top of
+    smoke_capped, and says in one line what it changed (specc.plan.smoke applies the same rule before Ray starts):
+    resources the cluster lacks are dropped; a scaling.data_cpus (`asked`) that leaves no room falls back to Ray
+    Data's least, 1 CPU; and when the workers (a search of shape "tune": the trial's process) need more CPUs than
+    are left beside Ray Data's share (`streams`) and a trial's driver (`beside`, shape "tune_train"), each gets an
+    equal, fractional share of them (resources_per_worker CPU, to Ray's 0.0001). `capped`: what smoke_capped changed.
+    Returns (scaling, asked)."""
+    changes = ["1 epoch of at most 3 batches"] if shape == "train" else ["1 trial", "1 epoch of at most 3 batches"]
+    changes += capped
+    have = ray.cluster_resources()
+    cpus = have.get("CPU", 0.0)
+    if shape == "train" and not scaling["num_workers"]:  # local mode: the training runs in this process
+        if streams and asked is not None and asked > cpus + 1e-9:  # which holds no Ray CPU
+            changes.append(f"Ray Data 1 CPU (scaling.data_cpus: {asked:g}; the cluster has {cpus:g})")
+            asked = None
+        if not quiet:
+            print(f"--smoke: {', '.join(changes)}", flush=True)
+        return scaling, asked
+    processes = 1 if shape == "tune" else scaling["num_workers"]  # a "tune" trial's one process reserves one worker's
+    wanted = worker_resources(scaling)
+    kept = ("CPU", "memory", "object_store_memory")
+    resources = {name: n for name, n in wanted.items() if n and (name in kept or have.get(name, 0) >= n * processes)}
+    resources = resources or {"CPU": 1.0}  # Ray's default worker
+    changes += [f"no {name}" for name, n in wanted.items() if n and name not in resources]
+    cpu = resources.get("CPU", 0.0)
+    data = 0.0
+    if streams:
+        if asked is not None and asked + beside + processes * cpu > cpus + 1e-9:
+            changes.append(f"Ray Data 1 CPU (scaling.data_cpus: {asked:g})")
+            asked = None
+        data = asked or 1.0  # Ray Data's share: each of its tasks takes a whole CPU
+    room = round(cpus - beside - data, 4)
+    if processes * cpu > room + 1e-9:
+        share = int(room / processes * 10_000 + 1e-6) / 10_000 if room > 0 else 0.0
+        if share <= 0 and streams:
+            raise DataProblem(
+                f"--smoke cannot fit the run onto the cluster's {cpus:g} CPU: Ray Data needs a whole CPU to stream the "
+                "data, and the workers some beside it; run it where Ray has 2 CPUs or more",
+                "scaling.resources_per_worker",
+            )
+        if share > 0:
+            resources["CPU"] = share
+            what = "for the trial" if shape == "tune" else "a worker"
+            fitted = f"{share:g} CPU {what} (the spec: {cpu:g})"
+            if streams:
+                changes.append(f"{fitted}, so that Ray Data keeps {data:g} of the cluster's {cpus:g} CPUs")
+            else:
+                changes.append(f"{fitted}, within the cluster's {cpus:g} CPUs")
+    if resources != wanted:
+        scaling = {**scaling, "resources_per_worker": resources}
+    if not quiet:
+        print(f"--smoke: {', '.join(changes)}", flush=True)
+    return scaling, asked
+
+
+def objective_smoke_fit(per_trial, quiet):
+    """--smoke's trial of an objective search: on CPU, without the resources the cluster lacks, and with at most the
+    cluster's CPUs (a local Ray's, or the joined cluster's); says in one line what --smoke changed."""
+    have = ray.cluster_resources()
+    changes = ["1 trial", "1 step"]
+    kept = ("CPU", "memory", "object_store_memory")
+    fitted = {
+        name: n for name, n in per_trial.items() if n and name != "GPU" and (name in kept or have.get(name, 0) >= n)
+    }
+    fitted = fitted or {"CPU": 1.0}  # a process with nothing reserved: Ray's default task
+    changes += [
+        "on CPU" if name == "GPU" else f"no {name}" for name, n in per_trial.items() if n and name not in fitted
+    ]
+    cpus = have.get("CPU", 0.0)
+    if fitted.get("CPU", 0.0) > cpus > 0:
+        changes.append(f"{cpus:g} CPU for the trial (the spec: {fitted['CPU']:g}), the cluster's")
+        fitted["CPU"] = cpus
+    if not quiet:
+        print(f"--smoke: {', '.join(changes)}", flush=True)
+    return fitted
+
+
+class Run:
+    """One run of an experiment file, as a `with` block: on entry its command line is read, its run directory
+    claimed (refused when another run holds it, or when it holds a run that needs --resume), Ray started or
+    joined, Ray's own output routed to ray.log, --smoke fitted onto that Ray, the workers checked against what the
+    cluster holds, and the files it runs written into the run directory; on exit Ray (if started here) stops, the
+    console is given back and the claim released, however the block ends. `finish(result)` writes a training run's
+    results.csv and best.json.
+
+    `experiment` describes the run (the experiment file's RUN): its name, storage_path, address (cluster.address),
+    config, scaling (ray.train.ScalingConfig's arguments), shape ("train", "tune", "tune_train", "objective"),
+    and optionally: per_trial (an objective search's resources), refusal (why it can never be resumed), score
+    (run.checkpoint_score), spec_dir (the spec's directory, recorded in best.json), framework, ray_data and
+    streams (Ray Data reads the data; streams: files, whose CPUs data_cpus sets), data_cpus, driver_cpu (a
+    tune_train trial's own process), max_concurrent_trials, prepare (config, address) -> config, runtime_env
+    (address, storage_path) -> the job's runtime_env, tracking (run_dir, config) -> a run.callbacks tracker.
+    `artefacts`, `echo`, `ray_started`: what `specc run` passes (the files to keep, whether to print the outcome,
+    whether it started Ray for this run)."""
+
+    def __init__(
+        self, script, description, argv, resolved_spec, experiment, artefacts=None, echo=True, ray_started=False
+    ):
+        self.script, self.resolved_spec, self.experiment = script, resolved_spec, experiment
+        self.artefacts, self.echo, self.ray_started = artefacts, echo, ray_started
+        self.shape = experiment.get("shape", "train")
+        self.args = parse_args(argv, description, experiment.get("address"), self.shape)
+        self.name = experiment["name"]
+        self.config, self.scaling = experiment["config"], experiment.get("scaling")
+        self.lock, self.started, self.console, self.showing, self.progress = None, False, None, None, None
+        self.callbacks, self.at_once, self.summary = [], experiment.get("max_concurrent_trials"), None
+
+    @property
+    def smoke(self):
+        return self.args.smoke
+
+    def __enter__(self):
+        args, experiment = self.args, self.experiment
+        if experiment.get("framework") == "tensorflow":
+            os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # tf.keras is tf_keras here too, as in Ray's processes
+            if not args.verbose:  # TensorFlow's C++ info and warnings, here and in a local Ray's workers (inherited)
+                os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        capped = ()
+        if args.smoke and self.shape != "objective":
+            self.config, self.scaling, capped = smoke_capped(self.config, self.scaling)
+        if experiment.get("prepare"):
+            self.config = experiment["prepare"](self.config, args.address)
+        self.storage_path, self.run_dir = run_location(args.storage_path or experiment["storage_path"], self.name)
+        if experiment.get("snapshots") and "://" not in self.storage_path:
+            # Tune snapshots the search's state each time a trial has saved run.checkpoints_to_keep checkpoints since
+            # the last snapshot, so that a resume never names a deleted checkpoint, and warns when snapshots come less
+            # than 5 s apart. On a local disk a snapshot is a small file written in milliseconds: the warning is moot.
+            # On remote storage each is an upload, and the warning stays (in ray.log).
+            os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
+        self.lock = claim(self.run_dir)  # before anything is written; released however the run ends
+        try:
+            self.enter_ray(capped)
+        except BaseException:
+            self.__exit__(*sys.exc_info())
+            raise
+        return self
+
+    def enter_ray(self, capped):
+        args, experiment = self.args, self.experiment
+        search = self.shape != "train"
+        check_resumable(self.run_dir, args.resume, args.force, self.resolved_spec, search, experiment.get("refusal"))
+        runtime_env = (
+            experiment["runtime_env"](args.address, self.storage_path) if "runtime_env" in experiment else None
+        )
+        self.started = start_ray(args.address, args.quiet, args.verbose, runtime_env) or self.ray_started
+        self.console = RayOutput(self.run_dir, args.verbose, experiment.get("ray_data", False))
+        self.data_cpus = experiment.get("data_cpus")
+        if self.shape == "objective":
+            self.per_trial = experiment["per_trial"]
+            if args.smoke:  # on CPU, fitted onto the CPUs of the Ray it runs on
+                self.per_trial = objective_smoke_fit(self.per_trial, args.quiet)
+            how_many_fit(self.per_trial, "trial")
+        else:
+            if args.smoke:  # fitted onto the CPUs of the Ray it runs on
+                beside, streams = experiment.get("driver_cpu", 0.0), experiment.get("streams", False)
+                self.scaling, self.data_cpus = smoke_fit(
+                    self.scaling, self.data_cpus, args.quiet, self.shape, beside, streams, capped
+                )
+            self.fit_workers()
+        files = self.artefacts or {**own_sources(self.script), "spec.resolved.yaml": self.resolved_spec}
+        write_files(self.run_dir, files)
+        if self.shape == "train":
+            self.show_epochs()
+        else:  # Tune's newer console output prints its header box even at verbose=0; its older one, nothing
+            os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+
+    def fit_workers(self):
+        """Refuses a run whose workers (a trial's) the cluster cannot hold; a search's trials at once."""
+        workers = {name: n * self.scaling["num_workers"] for name, n in worker_resources(self.scaling).items()}
+        if self.shape == "train" and self.scaling["num_workers"]:
+            how_many_fit(workers, "run")
+        elif self.shape == "tune":
+            self.per_trial = worker_resources(self.scaling)  # the trial's one process reserves one worker's
+            how_many_fit(self.per_trial, "trial")
+        elif self.shape == "tune_train":
+            # The trial's own process only drives its Ray Train workers, which reserve their resources themselves;
+            # trials beyond what the cluster holds would wait for workers forever: never more at once.
+            beside = self.experiment["driver_cpu"]
+            self.per_trial = {"CPU": beside}
+            fit = how_many_fit({**workers, "CPU": workers.get("CPU", 0) + beside}, "trial")
+            self.at_once = min(fit, self.at_once) if self.at_once else fit
+
+    def show_epochs(self):
+        """A training run's progress: one line an epoch (a bar on a terminal), and run.callbacks' tracker."""
+        tracking = self.experiment.get("tracking")
+        tracker = (
+            tracking(self.run_dir, {name: self.config[name] for name in self.experiment["config"]})
+            if tracking
+            else None
+        )
+        self.progress = None if self.args.quiet else EpochProgress(self.name, self.config["training"]["epochs"])
+        if self.scaling["num_workers"]:
+            if self.progress:
+                self.showing = showing_epochs(self.progress)
+                self.callbacks.append(self.showing.__enter__())
+            self.callbacks[:0] = [tracker] if tracker else []
+        else:  # Ray Train's local mode calls no callbacks: report() hands each epoch to these
+            IN_PROCESS_CALLBACKS[:] = [callback for callback in (tracker, self.progress) if callback]
+
+    def finish(self, result, recorded=None):
+        """A training run's results.csv and best.json (run.checkpoint_score's best epoch); returns best.json's data."""
+        if self.showing:  # every epoch shown before the outcome
+            self.showing.__exit__(None, None, None)
+            self.showing = None
+        spec_dir = self.experiment.get("spec_dir")
+        if spec_dir is not None:  # the spec's directory, relative to the run directory (a URI run directory: None)
+            relative = None if "://" in self.run_dir else os.path.relpath(spec_dir, self.run_dir)
+            recorded = {**(recorded or {}), "spec_dir": relative}
+        self.summary = write_run_results(self.run_dir, result, self.experiment.get("score"), recorded)
+        return self.summary
+
+    def __exit__(self, kind, error, trace):
+        try:
+            if self.showing:
+                self.showing.__exit__(kind, error, trace)
+            elif self.progress and not self.scaling["num_workers"]:
+                self.progress.close()
+            IN_PROCESS_CALLBACKS.clear()
+        finally:
+            if self.started:
+                ray.shutdown()
+            if self.console:
+                self.console.close()
+            release(self.lock)
+        if isinstance(error, DataProblem):  # the data, or the CPUs to read it, cannot make a run: a message
+            raise SystemExit(f"{error.field}: {error}") from error
+        if error is None and self.echo and self.summary is not None and self.shape == "train":
+            self.say(self.summary)
+        return False
+
+    def say(self, summary):
+        """A training run's outcome on the console; a diverged run exits with status 1, naming the epoch."""
+        print(f"{self.name}: {summary['metrics']}")
+        print(f"run directory: {self.run_dir}")
+        print(f"checkpoint: {summary['checkpoint']}")
+        if summary["diverged"]:
+            where = summary["diverged"]
+            raise SystemExit(
+                f"{self.name} diverged: {where['metric']} is NaN or infinite at epoch {where['epoch']}; lower the "
+                "learning rate (training.optimizer.lr) or clip gradients (training.grad_clip_norm)"
+            )

@@ -294,18 +294,17 @@ def used_paths(spec: str) -> dict[str, bool]:
         "torch.optim.Adam(": e.training.optimizer.type == "adam",
         "torch.optim.AdamW(": e.training.optimizer.type == "adamw",
         "torch.optim.RMSprop(": e.training.optimizer.type == "rmsprop",
-        "write_run_results(run_dir, result, score": e.run.checkpoint_score is not None,  # the best epoch by it
+        '"score": (': e.run.checkpoint_score is not None,  # specc_runtime.Run ranks the epochs by it
         "lr_schedule.step()": e.training.lr_schedule.type != "none",
         "scaler.": e.training.mixed_precision,  # not "scaler": RayOutput names Ray's autoscaler
         "datasets=datasets": e.dataset.loader == "ray_data",
         "failure_config=": e.run.max_failures > 0,
         "callbacks=": bool(e.run.callbacks) or e.scaling.num_workers > 0,  # trackers, and the progress's ShowEpochs
-        "specc_runtime.showing_epochs(": e.scaling.num_workers > 0,  # epochs reach the driver from Train's controller
+        "run.callbacks)": e.scaling.num_workers > 0,  # the Trainer's: epochs reach the driver from Train's controller
         "IN_PROCESS_CALLBACKS": e.scaling.num_workers == 0,  # local mode: report() shows the epoch itself
         "class TrialProgress(": False,  # a search's
         "RUNTIME_ENV = ": bool(runtime_env_of(e)),
         "def job_runtime_env(": bool(runtime_env_of(e)) or travels.needs_working_dir(e),
-        "specc_runtime.worker_resources(": e.scaling.num_workers > 0,
         "def claim(": False,  # the run plumbing is specc_runtime's
     }
 
