@@ -16,9 +16,9 @@ def unused_dropped(source: str) -> str:
     used_names, chains = _uses(tree)
     drop = set()
     for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and node.end_lineno == node.lineno:
-            if not any(_used(node, alias, used_names, chains) for alias in node.names):
-                drop.add(node.lineno)
+        one_line = isinstance(node, (ast.Import, ast.ImportFrom)) and node.end_lineno == node.lineno
+        if one_line and not any(_used(node, alias, used_names, chains) for alias in node.names):
+            drop.add(node.lineno)
     lines = source.splitlines(True)
     return "".join(line for number, line in enumerate(lines, 1) if number not in drop)
 
