@@ -10,13 +10,12 @@ script.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import os
-import re
 
 from specc.compiler.checkpoint_files import PREPROCESSING_BYTES
 from specc.compiler.fragments import _imports, compiled_by, context
+from specc.compiler.imports import IMPORT, bound, names_read
 from specc.compiler.render import Code, render
 from specc.compiler.resolve import plan as make_plan
 from specc.spec import Experiment
@@ -40,7 +39,7 @@ def compile_after(experiment: Experiment, output: str, recorded: str, exports: b
     values = context(one_process, name, docstring=docstring)
     # the whole split, however training limited its validation (training.validation_steps)
     values.update(partial_validation=False, partial_epoch=False, imports=[Code(line) for line in _imports(plan)])
-    values.update(exports=exports, preprocessing_mib=PREPROCESSING_BYTES >> 20)
+    values.update(exports=exports, preprocessing_mib=PREPROCESSING_BYTES >> 20, data_problem=Code("DataProblem"))
     source = render(f"{experiment.framework}/after.py.j2", values)
     return _with_used_imports(source, AFTER_MODULES + (EXPORT_MODULES if exports else ()))
 
@@ -53,7 +52,7 @@ def compile_predict(experiment: Experiment, output: str, recorded: str) -> str:
     name = os.path.basename(output)
     values = context(one_process, name, docstring=_predict_docstring(plan, name, recorded))
     values.update(config={"model": plan.config["model"]}, imports=[Code(line) for line in _imports(plan)])
-    values.update(preprocessing_mib=PREPROCESSING_BYTES >> 20)
+    values.update(preprocessing_mib=PREPROCESSING_BYTES >> 20, data_problem=Code("DataProblem"))
     source = render("after/predict.py.j2", values)
     return _with_used_imports(source, PREDICT_MODULES, PREDICT_THIRD)
 
@@ -119,9 +118,6 @@ def _docstring(plan, name: str, recorded: str) -> str:
     )
 
 
-IMPORT = re.compile(r"^(?:import (?P<module>[\w.]+)(?: as (?P<alias>\w+))?|from [\w.]+ import (?P<names>[\w, ]+))$")
-
-
 def _with_used_imports(source: str, stdlib_extra=AFTER_MODULES, third_extra=()) -> str:
     """`source` with the import block at its top holding only what the code below it uses (the training script's
     imports serve more than these templates render), the modules `stdlib_extra` and `third_extra` added when used,
@@ -133,33 +129,11 @@ def _with_used_imports(source: str, stdlib_extra=AFTER_MODULES, third_extra=()) 
         last += 1
     while not lines[last - 1]:
         last -= 1
-    block, names = lines[first:last], _names("\n".join(lines[last:]))
+    block, names = lines[first:last], names_read("\n".join(lines[last:]))
     separator = block.index("") if "" in block else len(block)
     stdlib = sorted({*block[:separator], *(f"import {module}" for module in stdlib_extra)})
     others = {*(line for line in block[separator:] if line), *(f"import {module}" for module in third_extra)}
     others = sorted(others, key=lambda line: (line.startswith("from "), line.split(" ")[1].lower()))
-    kept = [line for line in stdlib if _bound(line) & names], [line for line in others if _bound(line) & names]
+    kept = [line for line in stdlib if bound(line) & names], [line for line in others if bound(line) & names]
     imports = kept[0] + ([""] if kept[0] and kept[1] else []) + kept[1]
     return "\n".join(lines[:first] + imports + lines[last:])
-
-
-def _names(code: str) -> set[str]:
-    """Every name the code reads, and every dotted name (`ray.train.torch` gives it and `ray.train`, `ray`)."""
-    found = set()
-    for node in ast.walk(ast.parse(code)):
-        parts = []
-        while isinstance(node, ast.Attribute):
-            parts.insert(0, node.attr)
-            node = node.value
-        if isinstance(node, ast.Name):
-            parts.insert(0, node.id)
-            found |= {".".join(parts[: i + 1]) for i in range(len(parts))}
-    return found
-
-
-def _bound(line: str) -> set[str]:
-    """The names an import line binds (a module imported by its dotted name: that name)."""
-    found = IMPORT.match(line)
-    if found["names"]:
-        return {name.strip() for name in found["names"].split(",")}
-    return {found["alias"] or found["module"]}

@@ -1,48 +1,43 @@
-"""The compiled experiment's imports, less those it does not use.
+"""Imports a compiled file does not use, found by its syntax tree and left out.
 
-The templates' import list is a superset (what any spec of this shape might need); what the rendered file never
-refers to is dropped here, by its syntax tree: `import a.b` stays when the file uses `a.b...`, `import a as b` and
-`from m import n` when it uses the bound name. Deterministic, and ruff's unused-import rule then finds nothing.
+The templates' import lists are supersets (what any spec of a shape might need); what the rendered file never reads
+is dropped: `import a.b` stays when the file reads `a.b...`, `import a as b` and `from m import n` when it reads
+the bound name. Deterministic, and ruff's unused-import rule then finds nothing. The experiment file drops its
+unused imports here; the after-training scripts also regroup theirs (specc.compiler.after).
 """
 
 from __future__ import annotations
 
 import ast
+import re
+
+IMPORT = re.compile(r"^(?:import (?P<module>[\w.]+)(?: as (?P<alias>\w+))?|from [\w.]+ import (?P<names>[\w, ]+))$")
+
+
+def names_read(code: str) -> set[str]:
+    """Every name the code reads, and every dotted name (`ray.train.torch` gives it and `ray.train`, `ray`)."""
+    found = set()
+    for node in ast.walk(ast.parse(code)):
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.insert(0, node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            parts.insert(0, node.id)
+            found |= {".".join(parts[: i + 1]) for i in range(len(parts))}
+    return found
+
+
+def bound(line: str) -> set[str]:
+    """The names an import line binds (a module imported by its dotted name: that name)."""
+    found = IMPORT.match(line)
+    if found["names"]:
+        return {name.strip() for name in found["names"].split(",")}
+    return {found["alias"] or found["module"]}
 
 
 def unused_dropped(source: str) -> str:
-    """`source` without its top-level import lines whose names it never uses."""
-    tree = ast.parse(source)
-    used_names, chains = _uses(tree)
-    drop = set()
-    for node in tree.body:
-        one_line = isinstance(node, (ast.Import, ast.ImportFrom)) and node.end_lineno == node.lineno
-        if one_line and not any(_used(node, alias, used_names, chains) for alias in node.names):
-            drop.add(node.lineno)
-    lines = source.splitlines(True)
-    return "".join(line for number, line in enumerate(lines, 1) if number not in drop)
-
-
-def _uses(tree: ast.AST) -> tuple[set[str], set[str]]:
-    """The names the file loads, and every dotted prefix of the attribute chains it reads (a.b.c: a.b, a.b.c)."""
-    names, chains = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            parts, inner = [node.attr], node.value
-            while isinstance(inner, ast.Attribute):
-                parts.append(inner.attr)
-                inner = inner.value
-            if isinstance(inner, ast.Name):
-                dotted = [inner.id, *reversed(parts)]
-                chains.update(".".join(dotted[:end]) for end in range(2, len(dotted) + 1))
-    return names, chains
-
-
-def _used(node: ast.Import | ast.ImportFrom, alias: ast.alias, names: set[str], chains: set[str]) -> bool:
-    if isinstance(node, ast.ImportFrom) or alias.asname:
-        return (alias.asname or alias.name) in names
-    if "." in alias.name:
-        return alias.name in chains
-    return alias.name in names
+    """`source` without the top-level import lines that bind nothing it reads."""
+    names = names_read(source)
+    lines = source.split("\n")
+    return "\n".join(line for line in lines if not IMPORT.match(line) or bound(line) & names)

@@ -132,7 +132,7 @@ def _run_module(module, experiment, sources, smoke, resume, force, address, stor
     try:
         summary = module.main(argv, artefacts=artefacts, echo=echo, ray_started=started)
     except SystemExit as stop:
-        if isinstance(stop.__cause__, getattr(module, "DataProblem", ())):  # found by the driver, in a spec field
+        if isinstance(stop.__cause__, module.specc_runtime.DataProblem):  # found by the driver, in a spec field
             raise SpecError([_data_problem(experiment, stop.__cause__)]) from None
         if isinstance(stop.code, str):  # the script's own refusal, e.g. an existing run without --resume
             unreadable = isinstance(stop.__cause__, module.specc_runtime.CheckpointUnreadable)

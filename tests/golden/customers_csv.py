@@ -119,18 +119,6 @@ EXCLUDES = [
 ]
 
 
-class DataProblem(Exception):
-    """The data, or the CPUs to read it, cannot make a run: the message, and the spec field it concerns (`field`,
-    dotted), where specc run locates it. Raised by the driver before training starts."""
-
-    def __init__(self, message, field):
-        super().__init__(message, field)  # both in args: it pickles whole across Ray's processes
-        self.field = field
-
-    def __str__(self):
-        return self.args[0]
-
-
 BLOCK_BYTES = 8 << 20  # Ray Data's blocks while the run streams (streaming_limits); Ray's default is 128 MiB
 STORE_SHARE = 0.25  # of the object store, for each data set's execution (training's, validation's); Ray's: 0.5
 SHUFFLE_BATCH_BYTES = 2 * BLOCK_BYTES  # what a preprocessor's fit (a hash aggregate) gathers per task; Ray's: 1 GiB
@@ -147,7 +135,7 @@ def data_cpus(asked, training, workers=0, beside=0.0):
     if asked is None and left < 1:
         fit = int((have - 1 - beside) / workers * 10_000 + 1e-6) / 10_000 if workers and have - 1 - beside > 0 else 0
         share = f"{{CPU: {fit:g}}} fits here" if fit else "e.g. {CPU: 0.5}"
-        raise DataProblem(
+        raise specc_runtime.DataProblem(
             f"Ray Data needs a whole CPU beside the training to stream the data, {training + 1:g} CPU in all: the "
             f"cluster has {have:g} and the training holds {training:g}; give the workers fractional CPUs "
             f"(resources_per_worker: {share}), fewer workers or trials, or more nodes (--smoke fits it onto the "
@@ -155,7 +143,7 @@ def data_cpus(asked, training, workers=0, beside=0.0):
             "scaling.resources_per_worker",
         )
     if asked is not None and asked > left + 1e-9:
-        raise DataProblem(
+        raise specc_runtime.DataProblem(
             f"scaling.data_cpus asks {asked:g} CPU for Ray Data, but the cluster has {have:g} and the training holds "
             f"{training:g}: {max(left, 0):g} left (--smoke falls back to 1 CPU for Ray Data)",
             "scaling.data_cpus",
@@ -335,21 +323,21 @@ def feature_columns(rows, cfg):
     ):
         unknown = [column for column in wanted if column not in names]
         if unknown:
-            raise DataProblem(
+            raise specc_runtime.DataProblem(
                 f"{cfg['path']} has no column {', '.join(map(repr, unknown))}; its columns: {', '.join(names)}",
                 f"dataset.{field}",
             )
     columns = cfg["features"] or [name for name in names if name != cfg["label"]]
     label_type = types[cfg["label"]]
     if not pyarrow.types.is_integer(label_type):
-        raise DataProblem(
+        raise specc_runtime.DataProblem(
             f"classification labels must be class indices 0, 1, ...; {cfg['label']!r} holds {label_type} values",
             "dataset.label",
         )
     text = [name for name in columns if name not in cfg["categorical"] and not is_number(types[name])]
     if text:
         listed = ", ".join(f"{name!r} ({types[name]})" for name in text)
-        raise DataProblem(
+        raise specc_runtime.DataProblem(
             f"columns of {cfg['path']} hold values that are not numbers: {listed}; list them in dataset.categorical "
             "(one-hot encoded), or leave them out of dataset.features",
             "dataset.categorical",
@@ -359,7 +347,7 @@ def feature_columns(rows, cfg):
 
 def no_files(cfg, missing):
     """The problem of a dataset.path with nothing to read at it."""
-    return DataProblem(f"no such file or directory: {cfg['path']} ({missing})", "dataset.path")
+    return specc_runtime.DataProblem(f"no such file or directory: {cfg['path']} ({missing})", "dataset.path")
 
 
 def is_number(column_type):
@@ -380,16 +368,16 @@ def check_rows(rows, cfg, columns, label):
     counts = counts.take_all()
     total = sum(count["rows"] for count in counts)
     if total == 0:
-        raise DataProblem(f"{cfg['path']} holds no rows", "dataset.path")
+        raise specc_runtime.DataProblem(f"{cfg['path']} holds no rows", "dataset.path")
     missing = {name: sum(int(count["missing"][i]) for count in counts) for i, name in enumerate([*columns, label])}
     missing = {name: count for name, count in missing.items() if count}
     if label in missing:
-        raise DataProblem(
+        raise specc_runtime.DataProblem(
             f"the label column {label!r} has {missing[label]} missing value(s) of {total} rows", "dataset.missing"
         )
     low, high = min(count["low"] for count in counts), max(count["high"] for count in counts)
     if low < 0:
-        raise DataProblem(
+        raise specc_runtime.DataProblem(
             f"classification labels must be class indices 0, 1, ...; {label!r} holds {low} to {high}", "dataset.label"
         )
     return int(high) + 1, sum(int(count["bytes"]) for count in counts)

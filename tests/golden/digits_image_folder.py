@@ -125,18 +125,6 @@ EXCLUDES = [
 ]
 
 
-class DataProblem(Exception):
-    """The data, or the CPUs to read it, cannot make a run: the message, and the spec field it concerns (`field`,
-    dotted), where specc run locates it. Raised by the driver before training starts."""
-
-    def __init__(self, message, field):
-        super().__init__(message, field)  # both in args: it pickles whole across Ray's processes
-        self.field = field
-
-    def __str__(self):
-        return self.args[0]
-
-
 BLOCK_BYTES = 8 << 20  # Ray Data's blocks while the run streams (streaming_limits); Ray's default is 128 MiB
 STORE_SHARE = 0.25  # of the object store, for each data set's execution (training's, validation's); Ray's: 0.5
 SHUFFLE_BATCH_BYTES = 2 * BLOCK_BYTES  # what a preprocessor's fit (a hash aggregate) gathers per task; Ray's: 1 GiB
@@ -153,7 +141,7 @@ def data_cpus(asked, training, workers=0, beside=0.0):
     if asked is None and left < 1:
         fit = int((have - 1 - beside) / workers * 10_000 + 1e-6) / 10_000 if workers and have - 1 - beside > 0 else 0
         share = f"{{CPU: {fit:g}}} fits here" if fit else "e.g. {CPU: 0.5}"
-        raise DataProblem(
+        raise specc_runtime.DataProblem(
             f"Ray Data needs a whole CPU beside the training to stream the data, {training + 1:g} CPU in all: the "
             f"cluster has {have:g} and the training holds {training:g}; give the workers fractional CPUs "
             f"(resources_per_worker: {share}), fewer workers or trials, or more nodes (--smoke fits it onto the "
@@ -161,7 +149,7 @@ def data_cpus(asked, training, workers=0, beside=0.0):
             "scaling.resources_per_worker",
         )
     if asked is not None and asked > left + 1e-9:
-        raise DataProblem(
+        raise specc_runtime.DataProblem(
             f"scaling.data_cpus asks {asked:g} CPU for Ray Data, but the cluster has {have:g} and the training holds "
             f"{training:g}: {max(left, 0):g} left (--smoke falls back to 1 CPU for Ray Data)",
             "scaling.data_cpus",
@@ -291,7 +279,9 @@ def image_files(root, classes=None):
         filesystem, base = pyarrow.fs.LocalFileSystem(), os.path.abspath(root)
         prefix = base.rstrip("/") + "/"
     if filesystem.get_file_info(base).type != pyarrow.fs.FileType.Directory:
-        raise DataProblem(f"{root} is not a directory", "dataset.validation_path" if classes else "dataset.path")
+        raise specc_runtime.DataProblem(
+            f"{root} is not a directory", "dataset.validation_path" if classes else "dataset.path"
+        )
     found = sorted(
         info.base_name
         for info in filesystem.get_file_info(pyarrow.fs.FileSelector(base))
@@ -299,7 +289,7 @@ def image_files(root, classes=None):
     )
     unknown = sorted(set(found) - set(classes or found))
     if unknown:
-        raise DataProblem(
+        raise specc_runtime.DataProblem(
             f"{root} has class directories the training images lack: {', '.join(unknown)}", "dataset.validation_path"
         )
     classes = classes or found
@@ -309,7 +299,7 @@ def image_files(root, classes=None):
             if info.type == pyarrow.fs.FileType.File and info.base_name.lower().endswith(IMAGE_EXTENSIONS):
                 files.append((prefix + info.path[len(base) + 1 :], classes.index(name)))
     if not files:
-        raise DataProblem(f"{root} holds no PNG or JPEG images in class directories", "dataset.path")
+        raise specc_runtime.DataProblem(f"{root} holds no PNG or JPEG images in class directories", "dataset.path")
     return classes, sorted(files), prefix
 
 
@@ -319,7 +309,7 @@ def image_lists(cfg):
     checkpoints need to know (`fitted`: saved in every checkpoint as preprocessing.json)."""
     classes, files, prefix = image_files(cfg["path"])
     if len(classes) < 2:
-        raise DataProblem(
+        raise specc_runtime.DataProblem(
             f"{cfg['path']} has {len(classes)} class directory: classification needs 2 or more", "dataset.path"
         )
     held_out = in_validation(pyarrow.table({"path": [path[len(prefix) :] for path, _ in files]}), cfg)
@@ -328,7 +318,7 @@ def image_lists(cfg):
     order = np.random.default_rng(cfg["shuffle_seed"])
     train, val = [train[i] for i in order.permutation(len(train))], [val[i] for i in order.permutation(len(val))]
     if not train or not val:
-        raise DataProblem(
+        raise specc_runtime.DataProblem(
             f"{cfg['path']}: {len(train)} training and {len(val)} validation images", "dataset.validation_fraction"
         )
     shape = [cfg["channels"], *cfg["image_size"]]
