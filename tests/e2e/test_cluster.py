@@ -210,8 +210,8 @@ def test_submitted_job_imports_the_factory_shipped_with_it(submitted):
         assert SHIPPED in line["file"] and line["file"].endswith("/factories/e2e_where.py"), line
         assert line["poll"] == "0.1", line  # the job's Train controller polled at the script's interval, not 2 s
     shipped = done.stderr.split("shipped:", 1)[1].splitlines()[0]
-    # specs/spec.yaml, factories/__init__.py, factories/e2e_where.py and the script; not runs/
-    assert str(root) in shipped and "4 files" in shipped
+    # specs/spec.yaml, factories/__init__.py, factories/e2e_where.py, the script and specc_runtime.py; not runs/
+    assert str(root) in shipped and "5 files" in shipped
 
 
 def test_jobs_status_logs_and_list(submitted, cluster):
