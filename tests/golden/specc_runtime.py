@@ -11,6 +11,7 @@ to a runtime of another specc version.
 
 import argparse
 import contextlib
+import copy
 import fcntl
 import functools
 import json
@@ -28,6 +29,7 @@ import pyarrow.fs
 import ray
 import ray.cloudpickle
 import ray.train
+import ray.tune
 import ray.util.queue
 
 VERSION = "0.1.0"  # the specc that wrote this runtime; its experiment files ask for it (expect)
@@ -853,6 +855,7 @@ class Run:
         self.config, self.scaling = experiment["config"], experiment.get("scaling")
         self.lock, self.started, self.console, self.showing, self.progress = None, False, None, None, None
         self.callbacks, self.at_once, self.summary = [], experiment.get("max_concurrent_trials"), None
+        self.rows = []
 
     @property
     def smoke(self):
@@ -946,17 +949,30 @@ class Run:
         else:  # Ray Train's local mode calls no callbacks: report() hands each epoch to these
             IN_PROCESS_CALLBACKS[:] = [callback for callback in (tracker, self.progress) if callback]
 
-    def finish(self, result, recorded=None):
+    def finish(self, result):
         """A training run's results.csv and best.json (run.checkpoint_score's best epoch); returns best.json's data."""
         if self.showing:  # every epoch shown before the outcome
             self.showing.__exit__(None, None, None)
             self.showing = None
-        spec_dir = self.experiment.get("spec_dir")
-        if spec_dir is not None:  # the spec's directory, relative to the run directory (a URI run directory: None)
-            relative = None if "://" in self.run_dir else os.path.relpath(spec_dir, self.run_dir)
-            recorded = {**(recorded or {}), "spec_dir": relative}
-        self.summary = write_run_results(self.run_dir, result, self.experiment.get("score"), recorded)
+        self.summary = write_run_results(self.run_dir, result, self.experiment.get("score"), self.recorded())
         return self.summary
+
+    def finish_search(self, results, config):
+        """A search's results.csv, best.json and best.yaml (write_search_results); returns best.json's data and
+        the rows of results.csv."""
+        search = self.experiment["search"]
+        self.summary, self.rows = write_search_results(
+            self.run_dir, results, config, search, self.resolved_spec, self.recorded()
+        )
+        return self.summary, self.rows
+
+    def recorded(self):
+        """best.json's spec_dir: the spec's directory relative to the run directory (a URI run directory: None),
+        where `specc evaluate` finds the files and factories the run read; nothing for a spec that reads none."""
+        spec_dir = self.experiment.get("spec_dir")
+        if spec_dir is None:
+            return {}
+        return {"spec_dir": None if "://" in self.run_dir else os.path.relpath(spec_dir, self.run_dir)}
 
     def __exit__(self, kind, error, trace):
         try:
@@ -975,7 +991,33 @@ class Run:
             raise SystemExit(f"{error.field}: {error}") from error
         if error is None and self.echo and self.summary is not None and self.shape == "train":
             self.say(self.summary)
+        elif error is None and self.echo and self.summary is not None and self.shape in ("tune", "tune_train"):
+            self.say_search(self.summary, self.rows)
         return False
+
+    def say_search(self, summary, rows):
+        """A search's trials, its best (or its Pareto front) on the console; one whose every trial diverged exits
+        with status 1."""
+        metric = self.experiment["search"]["metric"]
+        if self.experiment["search"].get("pareto"):
+            print(trial_table(rows, ["trial_id", "status", "epochs", *(f"last_{name}" for name in metric), "pareto"]))
+            for member in summary["front"]:
+                trial, metrics, config = member["trial_id"], member["metrics"], member["config"]
+                print(f"{self.name}: Pareto front: trial {trial}: {metrics}, config {config}")
+        else:
+            print(trial_table(rows, ["trial_id", "status", "epochs", f"best_{metric}"]))
+            if summary["trial_id"]:
+                print(f"{self.name}: best trial {summary['trial_id']}: {summary['metrics']}")
+                print(f"config: {summary['config']}")
+        print(f"run directory: {self.run_dir}")
+        print(f"checkpoint: {summary['checkpoint']}")
+        if summary["diverged"]:
+            print(f"diverged (NaN or infinite loss): {', '.join(d['trial_id'] for d in summary['diverged'])}")
+        if summary["status"] == "diverged":  # exit status 1
+            raise SystemExit(
+                f"{self.name} diverged: every trial's loss became NaN or infinite; lower the learning rate "
+                "(training.optimizer.lr) or clip gradients (training.grad_clip_norm)"
+            )
 
     def say(self, summary):
         """A training run's outcome on the console; a diverged run exits with status 1, naming the epoch."""
@@ -988,3 +1030,383 @@ class Run:
                 f"{self.name} diverged: {where['metric']} is NaN or infinite at epoch {where['epoch']}; lower the "
                 "learning rate (training.optimizer.lr) or clip gradients (training.grad_clip_norm)"
             )
+
+
+# A search's results: results.csv (a row a trial), best.json (the best trial, or the Pareto front) and best.yaml.
+def write_search_results(run_dir, results, config, search, resolved_spec, recorded=None):
+    """results.csv (one row per trial; `pareto` marking the front of a multi-objective search), best.json (the best
+    trial, or the Pareto front: every trial no other beats on all of tune.metric by their last results, each with its
+    config, metrics and checkpoint) and best.yaml (the best trial, or the front's first, as a spec of its own);
+    returns (best.json's summary, the rows). The best trial is one whose loss stayed finite; a search whose every
+    trial diverged has none (status diverged). `search`: the experiment's SEARCH (metric, mode, reported, paths, and
+    pareto, latest_checkpoint, train_runs, option_params, ended_by, data_paths, factories when they apply);
+    `recorded`: more entries for best.json (the spec's directory)."""
+    trials = list(results)
+    for result in trials:
+        if result.error:
+            print(f"trial {trial_id(result)} failed: {result.error!r}")
+    paths = list(search["paths"]())
+    rows = [trial_row(result, config["training"]["epochs"], search, paths) for result in trials]
+    if all(result.error for result in trials):
+        write_files(run_dir, {"results.csv": csv_text(rows)})
+        raise trials[0].error
+    diverging = [
+        {"trial_id": row["trial_id"], "epoch": result.metrics["epoch"], "metric": diverged(result.metrics)}
+        for row, result in zip(rows, trials, strict=True)
+        if row["status"] == "diverged"
+    ]
+    metric, mode = search["metric"], search["mode"]
+    if search.get("pareto"):
+        members = pareto_members(trials, rows, search, paths)
+        best = members[0] if members else None
+    else:
+        members, best = None, best_trial(trials, rows, search, paths)
+    tail = {"diverged": diverging, "epochs_counted_from": 1, "run_dir": run_dir, **(recorded or {})}
+    if best is None:  # no trial's loss stayed finite: there is no best trial (no front)
+        empty = {"config": {}, "metrics": {}, "checkpoint": None}
+        front = {"front": []} if members is not None else {}
+        summary = {"status": "diverged", "trial_id": None, "metric": metric, "mode": mode, **empty, **front, **tail}
+        write_files(run_dir, {"results.csv": csv_text(rows), "best.json": strict_json(summary)})
+        return summary, rows
+    summary = {"status": "completed", "trial_id": best["trial_id"], "metric": metric, "mode": mode}
+    summary.update(config=best["config"], metrics=best["metrics"], checkpoint=best["checkpoint"])
+    if members is not None:
+        summary["front"] = members  # best.json: the whole front; its first member also stands at the top level
+    summary.update(tail)
+    if search.get("ended_by"):
+        summary["ended_by"] = search["ended_by"](trials)  # stop.all_when
+    files = {"results.csv": csv_text(rows), "best.json": strict_json(summary)}
+    write_files(run_dir, {**files, "best.yaml": best_spec(config, summary, search, resolved_spec)})
+    return summary, rows
+
+
+def best_trial(trials, rows, search, paths):
+    """The trial whose best tune.metric is best, among those whose loss stayed finite, with its best epoch's
+    metrics; None when there is none."""
+    metric, mode = search["metric"], search["mode"]
+    ranked = [
+        (row[f"best_{metric}"], result)
+        for row, result in zip(rows, trials, strict=True)
+        if row["status"] != "diverged" and row[f"best_{metric}"] is not None and math.isfinite(row[f"best_{metric}"])
+    ]
+    if not ranked:
+        return None
+    best = (max if mode == "max" else min)(ranked, key=lambda pair: pair[0])[1]
+    history = history_of(best)
+    if search.get("latest_checkpoint"):  # num_parameters is the same at every epoch: the trial's last
+        best_epoch = history.iloc[-1]
+    else:
+        best_epoch = history.loc[history[metric].idxmax() if mode == "max" else history[metric].idxmin()]
+    return {
+        "trial_id": trial_id(best),
+        "config": {path: plain(best.config[path]) for path in paths},  # searchers may suggest numpy numbers
+        "metrics": {name: plain(best_epoch[name]) for name in search["reported"] if name in best_epoch},
+        "checkpoint": best_checkpoint(best, search),
+    }
+
+
+def pareto_members(trials, rows, search, paths):
+    """The Pareto front of a multi-objective search, each trial by its last result (what Optuna was told; a diverged
+    trial's last loss is NaN: on no front), best first by METRIC[0], then the next; ties by trial."""
+    metric, mode = search["metric"], search["mode"]
+    points = [[row[f"last_{name}"] for name in metric] if row["status"] != "diverged" else None for row in rows]
+    front = pareto_front(points, mode)
+    for index, row in enumerate(rows):
+        row["pareto"] = index in front
+    signs = [-1 if each == "max" else 1 for each in mode]
+    front.sort(
+        key=lambda i: ([sign * value for sign, value in zip(signs, points[i], strict=True)], rows[i]["trial_id"])
+    )
+    return [
+        {
+            "trial_id": trial_id(trials[i]),
+            "config": {path: plain(trials[i].config[path]) for path in paths},
+            "metrics": {
+                name: plain(trials[i].metrics[name]) for name in search["reported"] if name in trials[i].metrics
+            },
+            "checkpoint": best_checkpoint(trials[i], search),
+        }
+        for i in front
+    ]
+
+
+def pareto_front(points, modes):
+    """Indices of the non-dominated points: those no other point matches or beats in every objective and beats in
+    one (each in its mode's direction). A point with a missing or NaN value (or None for the whole point) is on no
+    front; equal points dominate neither, so ties are on the front together."""
+    signs = [1 if mode == "max" else -1 for mode in modes]
+    scored = {
+        i: [sign * value for sign, value in zip(signs, point, strict=True)]
+        for i, point in enumerate(points)
+        if point is not None and all(isinstance(v, int | float) and math.isfinite(v) for v in point)
+    }
+
+    def dominates(a, b):
+        return all(x >= y for x, y in zip(a, b, strict=True)) and any(x > y for x, y in zip(a, b, strict=True))
+
+    return [i for i, a in scored.items() if not any(dominates(b, a) for j, b in scored.items() if j != i)]
+
+
+def history_of(result):
+    """A trial's reports, oldest first, along the run that ended it: Tune's record of them (its result.json) also
+    holds what an earlier run reported after the point the trial went back to (a retry or a resume from its last
+    checkpoint, or from the start without one; a pause; PBT's exploit), and a report of a step at or before one
+    already kept drops those. Its last report alone when that record is empty though the trial reported (seen when
+    PBT restarted a trial after its last report)."""
+    history = result.metrics_dataframe
+    if (history is None or history.empty) and result.metrics:
+        import pandas as pd
+
+        return pd.DataFrame([result.metrics])
+    if history is None or "training_iteration" not in history:
+        return history
+    steps, kept = history["training_iteration"].tolist(), []
+    for row, step in enumerate(steps):
+        while kept and steps[kept[-1]] >= step:
+            kept.pop()
+        kept.append(row)
+    return history.iloc[kept].reset_index(drop=True)
+
+
+def trial_row(result, epochs, search, paths):
+    """A trial in results.csv: status (diverged: it stopped at a NaN or infinite loss), epochs run, sampled values,
+    best and last metrics (a multi-objective search: whether it is on the Pareto front, and last metrics)."""
+    metrics = result.metrics or {}
+    ran = metrics.get("epoch", 0)  # epochs count from 1: the last one reported is how many ran
+    status = (
+        "error" if result.error else "diverged" if diverged(metrics) else "completed" if ran >= epochs else "stopped"
+    )
+    row = {"trial_id": trial_id(result), "status": status, "epochs": ran}
+    if search.get("pareto"):
+        row.update({path: plain(result.config.get(path)) for path in paths})
+        row["pareto"] = None  # whether the trial is on the Pareto front: set once every trial is known
+    else:
+        metric, options = search["metric"], search.get("option_params", {})
+        history = history_of(result)
+        values = history[metric] if history is not None and metric in history else None
+        best = (
+            None if values is None or values.empty else plain(values.max() if search["mode"] == "max" else values.min())
+        )
+        for path in paths:  # a conditional entry: its option's type and own parameters, a column each
+            value = result.config.get(path)
+            if path in options:
+                row.update({f"{path}.{name}": plain(value.get(name)) if value else None for name in options[path]})
+            else:
+                row[path] = plain(value)
+        row[f"best_{metric}"] = best
+    row.update({f"last_{name}": metrics.get(name) for name in search["reported"] if name != "epoch"})
+    return row
+
+
+def trial_table(rows, columns):
+    """results.csv's trials as a compact table of `columns`."""
+    cells = [columns] + [["-" if row[name] is None else number(row[name]) for name in columns] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    lines = ("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in cells)
+    return "\n".join(lines)
+
+
+def trial_name(trial):
+    """trial_<id>, as results.csv names it (Ray's default puts every sampled value into the directory name)."""
+    return f"trial_{trial.trial_id}"
+
+
+def trial_id(result):
+    """From the trial's directory (trial_<id>): its last metrics may be a PBT donor's, with the donor's id."""
+    return os.path.basename(result.path).removeprefix("trial_")
+
+
+def best_checkpoint(result, search):
+    """The trial's best checkpoint by tune.metric (the last one when it kept only that); its latest where the best
+    is not ranked by epoch (a front taken from last results; num_parameters, the same every epoch). A trial that
+    drove Ray Train runs (`train_runs`) reported their checkpoints' paths with its metrics."""
+    metric, latest = search["metric"], search.get("latest_checkpoint") or search.get("pareto")
+    if not search.get("train_runs"):
+        if latest:
+            return result.checkpoint.path if result.checkpoint else None
+        kept = [(checkpoint, metrics) for checkpoint, metrics in result.best_checkpoints or [] if metric in metrics]
+        if not kept:
+            return result.checkpoint.path if result.checkpoint else None
+        return (max if search["mode"] == "max" else min)(kept, key=lambda pair: pair[1][metric])[0].path
+    history = history_of(result)
+    if history is None or "checkpoint_path" not in history:
+        return None
+    if latest:
+        saved = history["checkpoint_path"].dropna()
+        return None if saved.empty else saved.iloc[-1]
+    saved = history[history["checkpoint_path"].notna()]
+    if saved.empty:
+        return None
+    index = saved[metric].idxmax() if search["mode"] == "max" else saved[metric].idxmin()
+    return saved.loc[index, "checkpoint_path"]
+
+
+def csv_text(rows):
+    """Lists and dicts as JSON, everything else as it is; an empty cell is a metric the trial never reported."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(list(rows[0]) if rows else [])
+    for row in rows:
+        writer.writerow(["" if v is None else json.dumps(v) if isinstance(v, list | dict) else v for v in row.values()])
+    return out.getvalue()
+
+
+def best_spec(config, summary, search, resolved_spec):
+    """best.yaml: the spec with the best trial's values applied and no search, so `specc run best.yaml` trains it."""
+    import yaml
+
+    name, metric, mode = yaml.safe_load(resolved_spec)["run"]["name"], search["metric"], search["mode"]
+    spec = yaml.safe_load(resolved_spec)
+    for section in ("tune", "scheduler", "stop"):
+        spec.pop(section, None)
+    spec = with_sample(spec, summary["config"])
+    spec["name"] = spec["run"]["name"] = f"{name}-best"
+    first = (metric[0], mode[0]) if search.get("pareto") else (metric, mode)
+    spec["run"]["checkpoint_score"] = spec["run"]["checkpoint_score"] or {"metric": first[0], "mode": first[1]}
+    for key in search.get("data_paths", ()):
+        spec["dataset"][key] = config["dataset"][key]  # absolute: best.yaml lives in the run directory
+    if search.get("pareto"):
+        values = ", ".join(f"{each} {summary['metrics'].get(each)}" for each in metric)
+        others = ", ".join(member["trial_id"] for member in summary["front"][1:]) or "none"
+        header = (
+            f"# The Pareto front of {name} holds {len(summary['front'])} trials (best.json lists each); this is "
+            f"its first by {metric[0]}, trial {summary['trial_id']} ({values}), as a spec of its own:\n"
+            "#   specc run best.yaml\n"
+            f"# The front's others ({others}): their config in best.json.\n"
+        )
+    else:
+        header = (
+            f"# The best trial of {name} ({summary['trial_id']}, {metric} {summary['metrics'].get(metric)}) "
+            "as a spec of its own:\n#   specc run best.yaml\n"
+        )
+    if search.get("factories"):
+        header += "# Its custom factories are imported from this file's directory: copy it next to the original spec.\n"
+    return header + yaml.safe_dump(spec, sort_keys=False, default_flow_style=None)
+
+
+def with_sample(config, sample):
+    """One trial's config: `config` with each sampled value written in at its path (list items by index)."""
+    config = dict(config)
+    for path, value in sample.items():
+        parts = path.split(".")
+        node = config
+        for part in parts[:-1]:
+            key = int(part) if isinstance(node, list) else part
+            node[key] = copy.copy(node[key])  # copied on the way down: the config itself stays as compiled
+            node = node[key]
+        node[int(parts[-1]) if isinstance(node, list) else parts[-1]] = value
+    return config
+
+
+def plain(value):
+    """A pandas/numpy number as a plain Python one (for JSON and YAML)."""
+    return value.item() if hasattr(value, "item") else value
+
+
+# A search's progress: one line per trial event, or a tqdm bar over the trials on a terminal.
+class TrialProgress(ray.tune.Callback):
+    """One line per trial event, in Tune's driver: started (with its sampled values), a report at a rung of ASHA or
+    HyperBand, stopped early, diverged, finished, failed and retried, errored; `[done/all]` counts the trials ended.
+    `length`: the epochs a trial trains, or (an objective search, `steps`) the reports it makes at most (None: the
+    function decides); `values`: the sampled paths, or a function of a trial's config giving its sampled values by
+    path; `rungs`: the epochs (steps) at which the
+    scheduler compares trials; `option_params`: a conditional entry's options, shown by their own parameters;
+    `all_when`: stop.all_when may end the search, stopping its last trials without on_trial_complete."""
+
+    def __init__(self, name, length, reported, values, steps=False, rungs=(), option_params=None, all_when=False):
+        self.name, self.length, self.reported, self.steps = name, length, reported, steps
+        self.sampled = values
+        self.rungs, self.option_params, self.all_when = rungs, option_params or {}, all_when
+
+    def setup(self, total_num_samples=None, **info):
+        """At the start of the search, a resumed one's too."""
+        self.began, self.total, self.ended, self.values = time.monotonic(), total_num_samples, set(), {}
+        self.bar = None
+        if sys.stdout.isatty():
+            import tqdm
+
+            self.bar = tqdm.tqdm(total=total_num_samples, desc=self.name, unit="trial", file=sys.stdout)
+
+    def on_trial_start(self, iteration, trials, trial, **info):
+        """Also when a trial goes on: after a scheduler paused it (HyperBand), a retry, or PBT's exploit (new values:
+        shown), or in a resumed search."""
+        by = self.sampled
+        sampled = by(trial.config) if callable(by) else {path: trial.config.get(path) for path in by}
+        values = [text for path, value in sampled.items() for text in self.shown(path, value)]
+        ran = self.ran(trial.last_result or {})
+        changed = values if values != self.values.get(trial.trial_id) else []
+        self.values[trial.trial_id] = values
+        self.show(trials, trial, f"continues after {self.at(ran)}" if ran else "started", *changed)
+
+    def on_trial_result(self, iteration, trials, trial, result, **info):
+        ran = self.ran(result)
+        if result["training_iteration"] in self.rungs and (self.length is None or ran < self.length):  # last: finished
+            self.show(trials, trial, f"{self.at(ran)} (rung)", metric_text(result, self.reported))
+
+    def on_trial_complete(self, iteration, trials, trial, **info):
+        result = trial.last_result or {}
+        ran = self.ran(result)
+        finished = self.length is None or ran >= self.length
+        ended = "diverged" if not self.steps and diverged(result) else "finished" if finished else "stopped early"
+        self.ended.add(trial.trial_id)
+        size = [f"num_parameters {result['num_parameters']}"] if "num_parameters" in result and not self.steps else []
+        self.show(trials, trial, f"{ended} at {self.at(ran)}", metric_text(result, self.reported), *size)
+
+    def on_trial_recover(self, iteration, trials, trial, **info):
+        self.show(trials, trial, f"failed at {self.at(self.ran(trial.last_result or {}))}, retrying")
+
+    def on_trial_error(self, iteration, trials, trial, **info):
+        self.ended.add(trial.trial_id)
+        self.show(trials, trial, "errored", *([f"see {trial.error_file}"] if trial.error_file else []))
+
+    def on_experiment_end(self, trials, **info):
+        if self.all_when:  # stop.all_when ended the search: Tune stopped its last trials without on_trial_complete
+            for trial in trials:
+                if trial.status == "TERMINATED" and trial.trial_id not in self.ended and trial.last_result:
+                    self.on_trial_complete(None, trials, trial)
+        if self.bar:
+            self.bar.close()
+
+    def ran(self, result):
+        """How far a trial got: its last epoch (epochs count from 1), or the function's reports (Tune's count)."""
+        return result.get("training_iteration" if self.steps else "epoch", 0)
+
+    def at(self, ran):
+        unit = "step" if self.steps else "epoch"
+        return f"{unit} {ran}" if self.length is None else f"{unit} {ran}/{self.length}"
+
+    def shown(self, path, value):
+        """`lr=0.01`; a conditional entry's option by its own parameters: `optimizer.type=sgd`, `optimizer.lr=0.01`."""
+        name = path.rsplit(".", 1)[-1]
+        if isinstance(value, dict) and path in self.option_params:
+            return [f"{name}.{key}={number(value[key])}" for key in self.option_params[path] if key in value]
+        return [f"{name}={number(value)}"]
+
+    def show(self, trials, trial, event, *details):
+        ended = self.ended | {
+            t.trial_id for t in trials if t.status in ("TERMINATED", "ERROR")
+        }  # a resumed search's too
+        if self.bar:
+            self.bar.update(len(ended) - self.bar.n)
+            self.bar.set_postfix_str(f"trial {trial.trial_id} {event}")
+            return
+        elapsed = f"elapsed {duration(time.monotonic() - self.began)}"
+        line = "  ".join(
+            [f"{self.name}: [{len(ended)}/{self.total}] trial {trial.trial_id} {event}", *details, elapsed]
+        )
+        print(line, flush=True)
+
+
+def shown_as_asked(tuner, progress):
+    """Tuner.restore brings back the callbacks a search started with, its progress lines among them: this run's own
+    take their place, none with --quiet. (Ray Tune has no public setter; through Ray Client, the restored ones stay.)"""
+    internal = getattr(tuner, "_local_tuner", None)
+    if internal is None:
+        return
+    run_config = internal.get_run_config()
+    # By name: the restored one's class was unpickled, by value when specc run executed this source, so not this one
+    kept = [callback for callback in run_config.callbacks or [] if type(callback).__name__ != "TrialProgress"]
+    run_config.callbacks = kept + ([progress] if progress else [])
