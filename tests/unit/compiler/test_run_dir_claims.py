@@ -1,17 +1,14 @@
-"""The compiled script's run-directory claim and its resume helpers, run as compiled (no Ray is started): a run
-directory is held by one run at a time, a lock a killed run left is taken over, a start that failed before its
-first result does not demand --resume, and an unreadable checkpoint is passed over for an earlier one, named."""
+"""The compiled scripts' run directory, main() run in this process up to where Ray would start (no Ray is started):
+a script claims its run directory before anything else, refuses one that holds a run needing --resume (a training
+run's results or checkpoints, a search's reported trial) and one started from another spec. The rules themselves are
+specc_runtime's (tests/unit/runtime/test_run_dir.py)."""
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import subprocess
-import sys
 import types
 
 import pytest
+import specc_runtime
 
 from specc import api
 
@@ -24,6 +21,10 @@ dataset: {type: digits}
 training: {epochs: 2}
 """
 SEARCH = TRAIN + "tune: {metric: val_loss, mode: min, space: {training.optimizer.lr: {uniform: [0.01, 0.1]}}}\n"
+
+
+class RayStarted(Exception):
+    """Where the run would start Ray: every check before it passed."""
 
 
 def script(spec_dir, text=TRAIN):
@@ -47,147 +48,83 @@ def search(tmp_path_factory):
     return script(tmp_path_factory.mktemp("search"), SEARCH)
 
 
-def test_a_claim_writes_who_holds_the_run_directory_and_release_removes_it(train, tmp_path):
+@pytest.fixture(autouse=True)
+def no_ray(monkeypatch):
+    def start_ray(*args, **kwargs):
+        raise RayStarted
+
+    monkeypatch.setattr(specc_runtime, "start_ray", start_ray)
+
+
+def run(module, tmp_path, *args):
+    return module.main(["--storage-path", str(tmp_path / "runs"), *args])
+
+
+def test_a_fresh_run_claims_its_directory_and_gets_as_far_as_starting_ray(train, tmp_path):
+    with pytest.raises(RayStarted):
+        run(train, tmp_path)
+    assert not (tmp_path / "runs" / "claimed").exists()  # the claim was released, leaving no empty directory
+
+
+def test_a_run_directory_another_run_holds_is_refused_before_anything(train, tmp_path):
     run_dir = tmp_path / "runs" / "claimed"
-    lock = train.claim(str(run_dir))  # the directory need not exist yet
-    holder = json.loads((run_dir / ".specc.lock").read_text())
-    assert holder["pid"] == os.getpid() and holder["host"] == socket.gethostname() and holder["started"]
-    train.release(lock)
-    assert not run_dir.exists()  # nothing else was written: no empty run directory is left behind
-    (run_dir / "checkpoint_0").mkdir(parents=True)
-    train.release(train.claim(str(run_dir)))
-    assert os.listdir(run_dir) == ["checkpoint_0"]  # a run's files stay, the lock goes
-
-
-def test_a_held_run_directory_is_refused_naming_its_holder(train, tmp_path):
-    run_dir = str(tmp_path / "claimed")
-    lock = train.claim(run_dir)
+    lock = specc_runtime.claim(str(run_dir))
     try:
-        with pytest.raises(SystemExit) as refused:
-            train.claim(run_dir)  # even from this process: the lock belongs to the claim, not the process
-        message = str(refused.value.code)
-        assert f"{run_dir} is in use by the run of pid {os.getpid()} on {socket.gethostname()}, started " in message
-        assert "--storage-path" in message
+        with pytest.raises(SystemExit, match=f"{run_dir} is in use by the run of pid"):
+            run(train, tmp_path)
     finally:
-        train.release(lock)
-    train.release(train.claim(run_dir))  # free again
+        specc_runtime.release(lock)
 
 
-def test_another_process_is_refused_while_the_holder_lives(train, tmp_path):
-    run_dir = str(tmp_path / "claimed")
-    lock = train.claim(run_dir)
-    try:
-        probe = (
-            "import fcntl, sys\n"
-            "lock = open(sys.argv[1], 'a+')\n"
-            "try:\n    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)\nexcept BlockingIOError:\n    sys.exit(3)\n"
-        )
-        done = subprocess.run([sys.executable, "-c", probe, os.path.join(run_dir, ".specc.lock")], check=False)
-        assert done.returncode == 3
-    finally:
-        train.release(lock)
+@pytest.mark.parametrize("finished", ["results.csv", "best.json", "checkpoint_manager_snapshot.json"])
+def test_a_training_run_with_results_or_checkpoints_demands_resume(train, tmp_path, finished):
+    run_dir = tmp_path / "runs" / "claimed"
+    run_dir.mkdir(parents=True)
+    (run_dir / finished).write_text("{}")
+    with pytest.raises(SystemExit, match="pass --resume to continue that run"):
+        run(train, tmp_path)
+    assert not (run_dir / ".specc.lock").exists()  # released however the run ends
 
 
-def test_a_lock_left_by_a_killed_run_is_taken_over_and_named(train, tmp_path, capsys):
-    run_dir = tmp_path / "claimed"
-    run_dir.mkdir()
-    left = {"pid": 999999, "host": socket.gethostname(), "started": "2026-01-02 03:04:05 +0000"}
-    (run_dir / ".specc.lock").write_text(json.dumps(left))  # nobody holds it: its process was killed
-
-    lock = train.claim(str(run_dir))
-
-    err = capsys.readouterr().err
-    assert f"{run_dir} was held by the run of pid 999999 on {socket.gethostname()}, started 2026-01-02" in err
-    assert "which is gone: this run takes it over" in err
-    assert json.loads((run_dir / ".specc.lock").read_text())["pid"] == os.getpid()
-    train.release(lock)
-
-
-def test_run_directories_in_remote_storage_are_not_claimed(train):
-    assert train.claim("s3://bucket/runs/claimed") is None
-    train.release(None)
-
-
-def test_a_path_below_a_file_is_a_message(train, tmp_path):
-    (tmp_path / "runs").write_text("a file")
-    with pytest.raises(SystemExit, match=r"cannot claim the run directory .*runs/claimed"):
-        train.claim(str(tmp_path / "runs" / "claimed"))
-
-
-def test_a_start_that_failed_before_its_first_result_does_not_demand_resume(train, tmp_path):
-    run_dir = tmp_path / "claimed"
-    run_dir.mkdir()
-    for name in ("script.py", "spec.resolved.yaml", ".specc.lock"):
+def test_a_start_that_failed_before_its_first_result_starts_afresh(train, tmp_path):
+    run_dir = tmp_path / "runs" / "claimed"
+    run_dir.mkdir(parents=True)
+    for name in ("script.py", "specc_runtime.py", "spec.resolved.yaml"):
         (run_dir / name).write_text("from the start that failed")
-    train.check_resumable(str(run_dir), resume=False, force=False)  # no refusal: a corrected run starts afresh
-
-    (run_dir / "checkpoint_manager_snapshot.json").write_text("{}")  # Ray Train recorded a checkpoint
-    with pytest.raises(SystemExit, match="pass --resume"):
-        train.check_resumable(str(run_dir), resume=False, force=False)
-
-
-@pytest.mark.parametrize("finished", ["results.csv", "best.json"])
-def test_a_finished_run_demands_resume(train, tmp_path, finished):
-    (tmp_path / finished).write_text("epoch\n0\n")
-    with pytest.raises(SystemExit, match="pass --resume"):
-        train.check_resumable(str(tmp_path), resume=False, force=False)
+    with pytest.raises(RayStarted):
+        run(train, tmp_path)
 
 
 def test_a_search_demands_resume_once_a_trial_reported(search, tmp_path):
-    trial = tmp_path / "trial_00001"
+    trial = tmp_path / "runs" / "claimed" / "trial_00001"
     trial.mkdir(parents=True)
     (trial / "result.json").write_text("")  # Tune opens it when the trial starts
-    (tmp_path / "experiment_state-2026.json").write_text("{}")
-    search.check_resumable(str(tmp_path), resume=False, force=False)
-
-    (trial / "result.json").write_text('{"epoch": 0}\n')
-    with pytest.raises(SystemExit, match="pass --resume"):
-        search.check_resumable(str(tmp_path), resume=False, force=False)
-
-
-def checkpoints(root, *states):
-    """checkpoint_00000N directories, each with a state.txt holding its state ('' for a truncated one)."""
-    import ray.train
-
-    made = []
-    for index, state in enumerate(states):
-        folder = root / f"checkpoint_{index:06d}"
-        folder.mkdir(parents=True)
-        (folder / "state.txt").write_text(state)
-        made.append(ray.train.Checkpoint(str(folder)))
-    return made
+    with pytest.raises(RayStarted):
+        run(search, tmp_path)
+    (trial / "result.json").write_text('{"epoch": 1}\n')  # a training run would not look here: a search does
+    with pytest.raises(SystemExit, match="pass --resume to continue that run"):
+        run(search, tmp_path)
 
 
-def read(directory):
-    with open(os.path.join(directory, "state.txt"), encoding="utf-8") as handle:
-        text = handle.read()
-    if not text:
-        raise EOFError("state.txt is cut short")
-    return text
+def test_a_run_is_resumed_only_from_the_spec_that_started_it(train, tmp_path):
+    run_dir = tmp_path / "runs" / "claimed"
+    run_dir.mkdir(parents=True)
+    (run_dir / "results.csv").write_text("epoch\n1\n")
+    (run_dir / "spec.resolved.yaml").write_text(train.RESOLVED_SPEC)
+    with pytest.raises(RayStarted):
+        run(train, tmp_path, "--resume")
+    (run_dir / "spec.resolved.yaml").write_text(train.RESOLVED_SPEC.replace("epochs: 2", "epochs: 3"))
+    with pytest.raises(SystemExit, match="was started from another spec"):
+        run(train, tmp_path, "--resume")
+    with pytest.raises(RayStarted):
+        run(train, tmp_path, "--resume", "--force")
 
 
-def test_the_latest_checkpoint_is_read_when_it_can_be(train, tmp_path, capsys):
-    latest = checkpoints(tmp_path, "epoch 0", "epoch 1")[-1]
-    assert train.readable_checkpoint(latest, read) == (latest, "epoch 1")
-    assert capsys.readouterr().err == ""
-
-
-def test_an_unreadable_checkpoint_falls_back_to_the_newest_earlier_one_named(train, tmp_path, capsys):
-    made = checkpoints(tmp_path, "epoch 0", "epoch 1", "", "epoch 3 (never registered)")
-    checkpoint, state = train.readable_checkpoint(made[2], read)
-    assert (checkpoint.path, state) == (made[1].path, "epoch 1")  # not the later, unregistered one
-    warning = f"warning: resuming from {made[1].path}: cannot read {made[2].path} (EOFError: state.txt is cut short)"
-    assert warning in capsys.readouterr().err
-
-
-def test_no_readable_checkpoint_stops_naming_each_and_the_way_out(train, tmp_path):
-    made = checkpoints(tmp_path, "", "")
-    with pytest.raises(train.CheckpointUnreadable) as stopped:
-        train.readable_checkpoint(made[1], read)
-    message = str(stopped.value)
-    assert made[0].path in message and made[1].path in message
-    assert "Remove the run directory" in message
-
-
-def test_nothing_to_resume_from(train):
-    assert train.readable_checkpoint(None, read) == (None, None)
+def test_run_resume_never_refuses_to_continue(tmp_path):
+    module = script(tmp_path, TRAIN + "run: {resume: never}\n")
+    run_dir = tmp_path / "runs" / "claimed"
+    run_dir.mkdir(parents=True)
+    (run_dir / "best.json").write_text("{}")
+    with pytest.raises(SystemExit) as refused:
+        run(module, tmp_path, "--resume")
+    assert str(refused.value) == f"{run_dir} exists and run.resume is never: remove it to start again"
