@@ -9,6 +9,7 @@ until the script is compiled again; YAML files that are not specs pass untouched
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -133,5 +134,7 @@ def test_a_runtime_edited_by_hand_stops_the_commit_until_recompiled(project):
     assert "build/specc_runtime.py: stale" in refused.stdout and "build/good.py: stale" not in refused.stdout
     assert "specc compile specs/good.yaml -o build/good.py" in refused.stdout
 
-    compile_good(root)
-    assert commit(root, env, "recompiled").returncode == 0
+    compile_good(root)  # the runtime as committed again; a Python file changes, so the hook runs
+    (root / "notes.py").write_text("NOTES = 1\n", encoding="utf-8")
+    passed = commit(root, env, "recompiled")
+    assert passed.returncode == 0 and re.search(r"specc compiled scripts are current\.+Passed", passed.stdout)
