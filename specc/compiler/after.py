@@ -39,7 +39,7 @@ def compile_after(experiment: Experiment, output: str, recorded: str, exports: b
     values = context(one_process, name, docstring=docstring)
     # the whole split, however training limited its validation (training.validation_steps)
     values.update(partial_validation=False, partial_epoch=False, imports=[Code(line) for line in _imports(plan)])
-    values.update(exports=exports, preprocessing_mib=PREPROCESSING_BYTES >> 20, data_problem=Code("DataProblem"))
+    values.update(exports=exports, preprocessing_mib=PREPROCESSING_BYTES >> 20, rt=Code(""))
     source = render(f"{experiment.framework}/after.py.j2", values)
     return _with_used_imports(source, AFTER_MODULES + (EXPORT_MODULES if exports else ()))
 
@@ -52,7 +52,7 @@ def compile_predict(experiment: Experiment, output: str, recorded: str) -> str:
     name = os.path.basename(output)
     values = context(one_process, name, docstring=_predict_docstring(plan, name, recorded))
     values.update(config={"model": plan.config["model"]}, imports=[Code(line) for line in _imports(plan)])
-    values.update(preprocessing_mib=PREPROCESSING_BYTES >> 20, data_problem=Code("DataProblem"))
+    values.update(preprocessing_mib=PREPROCESSING_BYTES >> 20, rt=Code(""))
     source = render("after/predict.py.j2", values)
     return _with_used_imports(source, PREDICT_MODULES, PREDICT_THIRD)
 

@@ -117,7 +117,7 @@ def context(plan: Plan, script_name: str, docstring: str | None = None) -> dict:
         "dropout": bool(getattr(e.model, "dropout", 0.0)) or is_searched(e, "model", "dropout"),
         "data": _data(e),
         "data_paths": _data_paths(plan),  # made absolute by the driver
-        "data_problem": Code("specc_runtime.DataProblem"),  # an after-training script defines its own
+        "rt": Code("specc_runtime."),  # where DataProblem and plain come from; an after-training script has its own
         "has_prepare": bool(_data_paths(plan)) or plan.uses_factory_module,  # run/arguments.py.j2's prepare()
         "spec_side": reads_spec_side(plan),  # HERE, SPEC_DIR and best.json's spec_dir
         **data_context(plan),

@@ -410,7 +410,10 @@ def fitted_state(preprocessor, cfg, numeric, label):
     for step in preprocessor.preprocessors if preprocessor else []:
         if isinstance(step, StandardScaler):
             for name in step.columns:
-                scale[name] = [plain(step.stats_[f"mean({name})"]), plain(step.stats_[f"std({name})"])]
+                scale[name] = [
+                    specc_runtime.plain(step.stats_[f"mean({name})"]),
+                    specc_runtime.plain(step.stats_[f"std({name})"]),
+                ]
     return {
         "kind": "table",
         "features": numeric,
@@ -421,11 +424,6 @@ def fitted_state(preprocessor, cfg, numeric, label):
         "categories": categories,
         "standardize": scale,
     }
-
-
-def plain(value):
-    """A NumPy scalar as the Python number JSON writes."""
-    return value.item() if hasattr(value, "item") else value
 
 
 def numbers(block, names):

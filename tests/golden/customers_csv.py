@@ -432,14 +432,17 @@ def fitted_state(preprocessor, cfg, numeric, label):
         if isinstance(step, SimpleImputer):
             for name in step.columns:
                 value = step.fill_value if step.strategy == "constant" else step.stats_[f"{step.strategy}({name})"]
-                fill[name] = plain(value)
+                fill[name] = specc_runtime.plain(value)
         if isinstance(step, OneHotEncoder):
             for name in step.columns:
                 indices = step.stats_[f"unique_values({name})"]
-                categories[name] = [plain(value) for value in sorted(indices, key=indices.get)]
+                categories[name] = [specc_runtime.plain(value) for value in sorted(indices, key=indices.get)]
         if isinstance(step, StandardScaler):
             for name in step.columns:
-                scale[name] = [plain(step.stats_[f"mean({name})"]), plain(step.stats_[f"std({name})"])]
+                scale[name] = [
+                    specc_runtime.plain(step.stats_[f"mean({name})"]),
+                    specc_runtime.plain(step.stats_[f"std({name})"]),
+                ]
     return {
         "kind": "table",
         "features": numeric,
@@ -450,11 +453,6 @@ def fitted_state(preprocessor, cfg, numeric, label):
         "categories": categories,
         "standardize": scale,
     }
-
-
-def plain(value):
-    """A NumPy scalar as the Python number JSON writes."""
-    return value.item() if hasattr(value, "item") else value
 
 
 def numbers(block, names):

@@ -52,7 +52,7 @@ def no_poll(monkeypatch):
 
 def test_building_the_trainer_sets_the_poll_and_keeps_a_users_own(no_poll, tmp_path, monkeypatch):
     script = module_of(compiled("specs/digits_mlp.yaml"))
-    config, scaling = script.prepare(script.parse_args([]))
+    config, scaling = script.CONFIG, script.RUN["scaling"]
 
     script.make_trainer(config, scaling, "poll", str(tmp_path), [])
     assert os.environ[POLL] == "0.1"

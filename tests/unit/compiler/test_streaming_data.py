@@ -144,7 +144,7 @@ class Rows:
 )
 def test_columns_the_files_lack_or_text_not_declared_categorical_are_named(tabular, change, field, words):
     script, cfg = tabular
-    with pytest.raises(script.DataProblem, match=words) as problem:
+    with pytest.raises(script.specc_runtime.DataProblem, match=words) as problem:
         script.feature_columns(Rows(table()), {**cfg, **change})
     assert problem.value.field == field
 
@@ -206,10 +206,10 @@ def test_an_image_folder_lists_its_class_directories_and_images(write_spec, tmp_
         ("dog/4.png", 1),
     ]
     png(tmp_path / "other/bird/1.png")
-    with pytest.raises(script.DataProblem, match="bird") as problem:
+    with pytest.raises(script.specc_runtime.DataProblem, match="bird") as problem:
         script.image_files(str(tmp_path / "other"), classes)
     assert problem.value.field == "dataset.validation_path"
-    with pytest.raises(script.DataProblem, match="not a directory"):
+    with pytest.raises(script.specc_runtime.DataProblem, match="not a directory"):
         script.image_files(str(tmp_path / "missing"))
 
 

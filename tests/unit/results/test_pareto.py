@@ -1,10 +1,9 @@
 """The Pareto front of a multi-objective search (tune.metric a list): specc's own computation and the compiled
-script's (tests/golden/digits_multi_objective.py), held to the same hand-made cases; and a run directory of such a
+scripts' (specc_runtime.pareto_front), held to the same hand-made cases; and a run directory of such a
 search read back by `specc results`, the report and --plot."""
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import os
@@ -16,16 +15,12 @@ import pytest
 from specc.results.pareto import pareto_front
 from specc.results.run_dir import format_json, format_text, read_run
 
-GOLDEN = Path(__file__).parents[2] / "golden" / "digits_multi_objective.py"
-
 
 def script_pareto_front():
-    """The compiled script's pareto_front, taken out of the golden script and run on its own (with math)."""
-    tree = ast.parse(GOLDEN.read_text(encoding="utf-8"))
-    function = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "pareto_front")
-    namespace = {"math": math}
-    exec(compile(ast.Module(body=[function], type_ignores=[]), str(GOLDEN), "exec"), namespace)
-    return namespace["pareto_front"]
+    """The compiled scripts' pareto_front: specc_runtime's, which every multi-objective search runs."""
+    import specc_runtime
+
+    return specc_runtime.pareto_front
 
 
 FRONTS = [pareto_front, script_pareto_front()]
