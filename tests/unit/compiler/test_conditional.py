@@ -7,10 +7,10 @@ has no momentum) with each sampled value inside its distribution, and the script
 from __future__ import annotations
 
 import ast
-import copy
 import math
 
 import pytest
+import specc_runtime
 import yaml
 
 from specc import api
@@ -39,7 +39,8 @@ def script_functions(source: str, names: tuple[str, ...], scope: dict) -> dict:
 
 
 def check_trial(sample: dict, script: dict) -> str:
-    """The trial's config as run_trial builds it: its optimizer is exactly its option, values in range."""
+    """The trial's config as run_trial builds it (specc_runtime.with_sample): its optimizer is exactly its option,
+    values in range."""
     config = script["with_sample"](BASE_CONFIG, sample)
     optimizer = config["training"]["optimizer"]
     if optimizer["type"] == "sgd":
@@ -70,7 +71,7 @@ def test_optuna_define_by_run_gives_each_trial_only_its_option(tmp_path):
     source = api.compile(experiment_for(tmp_path, "optuna"))
     assert "space=define_space," in source and "param_space=" not in source
     assert "sample = {path: sample[path] for path in search_space()}" in source  # run_trial drops Optuna's names
-    script = script_functions(source, ("define_space", "search_space", "with_sample"), {"copy": copy})
+    script = script_functions(source, ("define_space", "search_space"), {"with_sample": specc_runtime.with_sample})
     script["tune"] = pytest.importorskip("ray.tune")
     searcher = optuna_search.OptunaSearch(
         space=script["define_space"], metric="val_accuracy", mode="max", sampler=optuna.samplers.TPESampler(seed=5)
@@ -91,7 +92,8 @@ def test_hyperopt_nested_choice_gives_each_trial_only_its_option(tmp_path):
     source = api.compile(experiment_for(tmp_path, "hyperopt"))
     assert "space=hyperopt_space()," in source and "param_space=" not in source
     assert 'hp.choice(\n            "training.optimizer",' in source
-    script = script_functions(source, ("hyperopt_space", "with_sample"), {"copy": copy, "math": math, "hp": hp})
+    scope = {"math": math, "hp": hp, "with_sample": specc_runtime.with_sample}
+    script = script_functions(source, ("hyperopt_space",), scope)
     searcher = hyperopt_search.HyperOptSearch(
         space=script["hyperopt_space"](), metric="val_accuracy", mode="max", random_state_seed=5, n_initial_points=20
     )
@@ -167,19 +169,14 @@ def test_every_reachable_combination_is_checked(tmp_path, options, codes):
         assert problem.line is not None and problem.path.startswith("tune.space[training.optimizer].choice.0")
 
 
-def test_progress_lines_show_a_trials_option_by_its_own_parameters(tmp_path):
-    """`optimizer.type=sgd  optimizer.lr=...  optimizer.momentum=...`, not the option's whole mapping; an adam trial
-    shows no momentum."""
+def test_progress_lines_and_results_show_a_trials_option_by_its_own_parameters(tmp_path):
+    """The script's table of a conditional entry's options goes to its progress lines (specc_runtime.TrialProgress
+    shows `optimizer.type=sgd  optimizer.lr=...`: tests/unit/runtime/test_progress.py) and to results.csv's
+    columns (RUN["search"])."""
     source = api.compile(experiment_for(tmp_path, "random"))
-    script = script_functions(source, ("shown", "number"), {})
-    script["OPTION_PARAMS"] = {"training.optimizer": ["type", "lr", "momentum"]}
-    assert "\nOPTION_PARAMS = {" in source  # the table the script's progress lines and results.csv read
-    sgd = {"type": "sgd", "lr": 0.0123456, "momentum": 0.9, "weight_decay": 0.0, "nesterov": False}
-    adam = {"type": "adam", "lr": 0.001, "betas": [0.9, 0.999], "eps": 1e-08, "weight_decay": 0.0, "amsgrad": False}
-    assert script["shown"]("training.optimizer", sgd) == [
-        "optimizer.type=sgd",
-        "optimizer.lr=0.01235",
-        "optimizer.momentum=0.9",
-    ]
-    assert script["shown"]("training.optimizer", adam) == ["optimizer.type=adam", "optimizer.lr=0.001"]
-    assert script["shown"]("model.dropout", 0.25) == ["dropout=0.25"]
+    assert "\nOPTION_PARAMS = {" in source
+    assigned = [n for n in ast.parse(source).body if isinstance(n, ast.Assign)]
+    (table,) = [n for n in assigned if ast.unparse(n.targets[0]) == "OPTION_PARAMS"]
+    # the options' type and the parameters the spec samples (sgd's lr and momentum, adam's lr): a column each
+    assert set(ast.literal_eval(table.value)["training.optimizer"]) == {"type", "lr", "momentum"}
+    assert "option_params=OPTION_PARAMS" in source and '"option_params": OPTION_PARAMS' in source

@@ -1,9 +1,13 @@
 """Diverged training (issue 15, class 6): the compiled loops stop at the first NaN or infinite loss after
-reporting it, the scripts' results say `diverged` in strict JSON, and specc run turns that into E415 or W310.
-The scripts' functions are called directly with Ray's session replaced by a recorder: no Ray is started."""
+reporting it, a search's results (specc_runtime.write_search_results, given the script's RUN["search"]) say
+`diverged` in strict JSON, and specc run turns that into E415 or W310. The scripts' functions are called directly
+with Ray's session replaced by a recorder: no Ray is started. (A training run's results.csv and best.json:
+tests/unit/runtime/test_results.py.)"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import types
@@ -11,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import specc_runtime
 
 from specc import api
 from specc.execute.run import diverged_problems
@@ -70,7 +75,7 @@ def test_the_torch_loop_reports_the_first_nan_epoch_then_stops(write_spec, diver
     script = script_of(write_spec, SPEC.format(framework="torch", workers=1) + SEARCH)  # lean: one process
     script.tune, script.ray = Session(), types.SimpleNamespace(get_gpu_ids=lambda: [])
     lr = 1e12 if diverging else 0.05
-    config = script.with_sample(script.CONFIG, {"training.optimizer.lr": lr, "training.max_batches": 5})
+    config = specc_runtime.with_sample(script.CONFIG, {"training.optimizer.lr": lr, "training.max_batches": 5})
     history = script.train_func(config)
 
     reports = script.tune.reports
@@ -78,8 +83,8 @@ def test_the_torch_loop_reports_the_first_nan_epoch_then_stops(write_spec, diver
         assert len(reports) == 4 and all(math.isfinite(m["train_loss"]) for m, _ in reports)
         return
     *before, (last, checkpointed) = reports
-    assert script.diverged(last) == "train_loss" and not checkpointed  # reported, with no NaN checkpoint
-    assert all(script.diverged(metrics) is None and saved for metrics, saved in before)
+    assert specc_runtime.diverged(last) == "train_loss" and not checkpointed  # reported, with no NaN checkpoint
+    assert all(specc_runtime.diverged(metrics) is None and saved for metrics, saved in before)
     assert len(reports) < 4 and history == [metrics for metrics, _ in reports]
 
 
@@ -99,48 +104,8 @@ def test_the_keras_callback_reports_the_nan_epoch_and_stops_fit(write_spec):
     assert [(m["epoch"], c) for m, c in script.ray.train.reports] == [(1, True), (2, False)]  # counted from 1
 
 
-def test_diverged_names_the_first_loss_that_is_not_finite(write_spec):
-    diverged = script_of(write_spec, SPEC.format(framework="torch", workers=2)).diverged
-    assert diverged({"train_loss": 0.3, "val_loss": 0.4}) is None
-    assert diverged({"train_loss": math.nan, "val_loss": math.nan}) == "train_loss"
-    assert diverged({"train_loss": 0.3, "val_loss": math.inf}) == "val_loss"
-    assert diverged({}) is None  # a trial that never reported
-
-
-def train_result(history, checkpoint="/runs/boom/checkpoint_000000"):
-    return types.SimpleNamespace(
-        error=None,
-        return_value=history,
-        path="/runs/boom",
-        best_checkpoints=[object()],
-        checkpoint=types.SimpleNamespace(path=checkpoint),
-    )
-
-
 def epoch(n, loss, accuracy=0.5):
     return {"epoch": n, "train_loss": loss, "val_loss": loss, "val_accuracy": accuracy}
-
-
-def test_a_diverged_training_run_keeps_its_last_finite_epoch_in_strict_json(write_spec, tmp_path):
-    script = script_of(write_spec, SPEC.format(framework="torch", workers=2))
-    history = [epoch(1, 2.0, 0.3), epoch(2, 1.5, 0.6), epoch(3, math.nan, 0.1)]
-
-    summary = script.write_results(str(tmp_path), train_result(history))
-
-    best = strict((tmp_path / "best.json").read_text(encoding="utf-8"))
-    assert best["status"] == summary["status"] == "diverged"
-    assert best["diverged"] == {"epoch": 3, "metric": "train_loss"}
-    assert best["metrics"] == epoch(2, 1.5, 0.6)  # the last epoch before the loss became NaN
-    assert (tmp_path / "results.csv").read_text().splitlines()[-1] == "3,nan,nan,0.1"  # the epoch is shown
-
-
-def test_a_finished_training_run_is_completed_and_any_nan_metric_is_null(write_spec, tmp_path):
-    script = script_of(write_spec, SPEC.format(framework="torch", workers=2))
-    script.write_results(str(tmp_path), train_result([epoch(1, 2.0), {**epoch(2, 1.5), "val_accuracy": math.inf}]))
-
-    best = strict((tmp_path / "best.json").read_text(encoding="utf-8"))
-    assert (best["status"], best["diverged"]) == ("completed", None)
-    assert best["metrics"] == {**epoch(2, 1.5), "val_accuracy": None}
 
 
 def trial(trial_id, lr, history, error=None):
@@ -156,6 +121,25 @@ def trial(trial_id, lr, history, error=None):
     )
 
 
+def search_results(script, run_dir, trials):
+    """The search's results.csv, best.json and best.yaml as its run writes them: the runtime's, by its RUN["search"]."""
+    search = script.RUN["search"]
+    return specc_runtime.write_search_results(str(run_dir), trials, script.CONFIG, search, script.RESOLVED_SPEC)
+
+
+def said(script, run_dir, summary, table) -> list[str]:
+    """What the script prints at the end of the search, as lines."""
+    run = specc_runtime.Run(script.__file__, "a search", [], script.RESOLVED_SPEC, script.RUN)
+    run.run_dir = str(run_dir)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            run.say_search(summary, table)
+        except SystemExit as stopped:
+            print(f"exit: {stopped}")
+    return out.getvalue().splitlines()
+
+
 def test_a_search_picks_its_best_among_the_trials_whose_loss_stayed_finite(write_spec, tmp_path):
     script = script_of(write_spec, SPEC.format(framework="torch", workers=1) + SEARCH)
     trials = [
@@ -163,11 +147,11 @@ def test_a_search_picks_its_best_among_the_trials_whose_loss_stayed_finite(write
         trial("b", 0.05, [epoch(1, 1.0, 0.7), epoch(2, 0.5, 0.8), epoch(3, 0.4, 0.85), epoch(4, 0.3, 0.9)]),
     ]
 
-    summary, table = script.write_results(str(tmp_path), trials, script.CONFIG)
+    summary, table = search_results(script, tmp_path, trials)
 
     best = strict((tmp_path / "best.json").read_text(encoding="utf-8"))
     assert (best["status"], best["trial_id"], best["metrics"]["val_accuracy"]) == ("completed", "b", 0.9)
-    assert script.trial_table(table).splitlines() == [  # what the script run by hand ends with
+    assert said(script, tmp_path, summary, table)[:3] == [  # what the script run by hand ends with
         "trial_id  status     epochs  best_val_accuracy",
         "a         diverged   2       0.99",
         "b         completed  4       0.9",
@@ -186,7 +170,7 @@ def test_a_trial_whose_history_tune_lost_is_ranked_by_its_last_result(write_spec
     lost.metrics_dataframe = pd.DataFrame()
     kept = trial("b", 0.01, [epoch(1, 1.0, 0.75), epoch(2, 0.6, 0.6)])
 
-    summary, table = script.write_results(str(tmp_path), [lost, kept], script.CONFIG)
+    summary, table = search_results(script, tmp_path, [lost, kept])
 
     assert (summary["status"], summary["trial_id"]) == ("completed", "a")
     assert [row["best_val_accuracy"] for row in table] == [0.8, 0.75]
@@ -196,12 +180,17 @@ def test_a_search_whose_every_trial_diverged_has_no_best(write_spec, tmp_path):
     script = script_of(write_spec, SPEC.format(framework="torch", workers=1) + SEARCH)
     trials = [trial("a", 1e12, [epoch(1, math.inf, 0.1)]), trial("b", 1e11, [epoch(1, 2.0), epoch(2, math.nan)])]
 
-    summary, _ = script.write_results(str(tmp_path), trials, script.CONFIG)
+    summary, table = search_results(script, tmp_path, trials)
 
     best = strict((tmp_path / "best.json").read_text(encoding="utf-8"))
     assert (best["status"], best["trial_id"], best["metrics"]) == ("diverged", None, {})
     assert [d["trial_id"] for d in summary["diverged"]] == ["a", "b"]
     assert not (tmp_path / "best.yaml").exists()  # no trial to retrain
+    assert said(script, tmp_path, summary, table)[-2:] == [
+        "diverged (NaN or infinite loss): a, b",
+        "exit: boom diverged: every trial's loss became NaN or infinite; lower the learning rate "
+        "(training.optimizer.lr) or clip gradients (training.grad_clip_norm)",
+    ]
 
 
 def test_a_diverged_run_is_e415_with_the_fields_that_tame_it(write_spec):
@@ -236,14 +225,19 @@ def test_a_search_with_diverged_trials_warns_and_one_with_only_those_fails(write
 def test_every_shape_checks_each_epoch_loss(write_spec, framework, workers, search):
     """Local mode, lean trials, Train workers and trials that drive a Trainer all run the same loop."""
     source = api.compile(api.load(write_spec(SPEC.format(framework=framework, workers=workers) + SEARCH * search)))
-    assert "diverging = diverged(metrics)" in source and "not diverging and" in source
+    assert "diverging = specc_runtime.diverged(metrics)" in source and "not diverging and" in source
     assert ("self.model.stop_training = True" if framework == "tensorflow" else "            break") in source
 
 
 def test_every_golden_stops_at_a_diverged_loss():
     for golden in sorted(Path(ROOT / "tests" / "golden").glob("*.py")):
         source = golden.read_text(encoding="utf-8")
-        if "\nOBJECTIVE = " in source:  # the user's own function: specc knows no loss of it to watch
-            assert "def diverged(metrics):" not in source and "allow_nan=False" in source, golden.name
+        if golden.name == "specc_runtime.py":  # the runtime every golden imports: its results are strict JSON
+            assert "allow_nan=False" in source.split("\ndef strict_json(", 1)[1].split("\n\n\n", 1)[0]
             continue
-        assert "def diverged(metrics):" in source and "allow_nan=False" in source, golden.name
+        written = ("run.finish(", "run.finish_search(", "specc_runtime.strict_json(")
+        assert any(call in source for call in written), golden.name  # results go through the runtime's JSON
+        if "\nOBJECTIVE = " in source:  # the user's own function: specc knows no loss of it to watch
+            assert "diverged(" not in source, golden.name
+            continue
+        assert "specc_runtime.diverged(metrics)" in source and "def diverged(" not in source, golden.name

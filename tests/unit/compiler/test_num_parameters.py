@@ -1,14 +1,14 @@
 """num_parameters (SPEC §12): every model run reports the model's trainable parameters with each epoch, so that
 Tune's last result holds it (tune.metric, stop rules, results.csv); the console shows it once, not on every epoch
-line. The scripts' own functions run on real torch and TensorFlow with Ray's session replaced by a recorder: no
-Ray is started here (tests/e2e/test_num_parameters.py runs them on a real Ray)."""
+line (tests/unit/runtime/test_progress.py). The scripts' own functions run on real torch and TensorFlow with Ray's
+session replaced by a recorder: no Ray is started here (tests/e2e/test_num_parameters.py runs them on a real Ray)."""
 
 from __future__ import annotations
 
-import io
 import types
 
 import pytest
+import specc_runtime
 
 from specc import api
 from tests.unit.compiler.test_diverged import Session, script_of
@@ -92,52 +92,39 @@ def test_a_torch_model_with_lazy_layers_is_counted_once_they_exist(write_spec):
     assert [metrics["num_parameters"] for metrics, _ in script.tune.reports] == [64 * 10 + 10] * 2
 
 
-def test_the_console_shows_num_parameters_once_not_on_each_epoch_line(write_spec, monkeypatch):
-    spec = SPEC.format(framework="torch", model=MLP).split("tune:")[0]  # a training run: epoch lines
-    script = script_of(write_spec, spec)
-    out = io.StringIO()
-    monkeypatch.setattr(script.sys, "stdout", out)
-    progress = script.EpochProgress(2)
-    for epoch in (1, 2):
-        progress.log({"epoch": epoch, "train_loss": 1.5, "val_loss": 1.25, "num_parameters": BY_HAND})
-    lines = out.getvalue().splitlines()
-    assert lines[0] == f"sized: the model has {BY_HAND:,} trainable parameters (num_parameters)"
-    assert [line.split("  elapsed")[0] for line in lines[1:]] == [
-        "sized: epoch 1/2  train_loss 1.5  val_loss 1.25",
-        "sized: epoch 2/2  train_loss 1.5  val_loss 1.25",
-    ]
-
-
-def test_a_trial_line_shows_num_parameters_when_the_trial_ends_only(write_spec, monkeypatch):
-    script = script_of(write_spec, SPEC.format(framework="torch", model=MLP))
-    assert "num_parameters" not in script.metric_text({"epoch": 0, "val_loss": 1.0, "num_parameters": BY_HAND})
-    out = io.StringIO()
-    monkeypatch.setattr(script.sys, "stdout", out)
-    progress = script.TrialProgress(2)
-    progress.setup(total_num_samples=1)
-    trial = types.SimpleNamespace(
-        trial_id="a1", status="TERMINATED", last_result={"epoch": 1, "val_loss": 1.0, "num_parameters": BY_HAND}
-    )
-    progress.on_trial_complete(0, [trial], trial)
-    assert f"val_loss 1  num_parameters {BY_HAND}  elapsed" in out.getvalue()
-
-
 @pytest.mark.parametrize("workers", [1, 2], ids=["tune lean", "tune driving trainers"])
-def test_ranking_by_num_parameters_keeps_and_picks_the_latest_checkpoints(write_spec, workers):
+def test_ranking_by_num_parameters_keeps_and_picks_the_latest_checkpoints(write_spec, tmp_path, workers):
     """num_parameters is the same at every epoch of a trial: ranking its checkpoints or epochs by it would keep and
     pick arbitrary (the first) ones; the latest are kept and the last epoch is the trial's best."""
     pandas = pytest.importorskip("pandas")
     spec = SPEC.format(framework="torch", model=MLP).replace("num_workers: 1", f"num_workers: {workers}")
     source = api.compile(api.load(write_spec(spec)))
-    assert "checkpoint_score_attribute" not in source
-    assert "best_epoch = history.iloc[-1]  # num_parameters is the same at every epoch" in source
+    assert "checkpoint_score_attribute" not in source  # Tune keeps a trial's latest checkpoints
     ranked = api.compile(
         api.load(write_spec(spec.replace("metric: num_parameters, mode: min", "metric: val_loss, mode: min")))
     )
     assert 'checkpoint_score_attribute="val_loss"' in ranked or "checkpoint_score_attribute='val_loss'" in ranked
-    if workers == 2:
-        script = script_of(write_spec, spec)
-        history = pandas.DataFrame(
-            {"num_parameters": [BY_HAND] * 3, "checkpoint_path": ["/c/0", None, "/c/2"], "epoch": [0, 1, 2]}
-        )
-        assert script.best_checkpoint(types.SimpleNamespace(metrics_dataframe=history)) == "/c/2"
+    script = script_of(write_spec, spec)
+    history = pandas.DataFrame(
+        {
+            "epoch": [1, 2, 3],
+            "training_iteration": [1, 2, 3],
+            "val_loss": [2.0, 1.0, 1.5],
+            "num_parameters": [BY_HAND] * 3,
+            **({"checkpoint_path": ["/c/1", None, "/c/3"]} if workers == 2 else {}),  # the Train runs' checkpoints
+        }
+    )
+    checkpoints = [(types.SimpleNamespace(path=f"/c/{n}"), {"num_parameters": BY_HAND}) for n in (1, 2, 3)]
+    trial = types.SimpleNamespace(
+        path="/runs/sized/trial_a",
+        config={"training.seed": 0},
+        metrics=history.iloc[-1].to_dict(),
+        metrics_dataframe=history,
+        error=None,
+        best_checkpoints=checkpoints,  # ranked by num_parameters, all equal: the first would be picked
+        checkpoint=types.SimpleNamespace(path="/c/3"),
+    )
+    summary, _ = specc_runtime.write_search_results(
+        str(tmp_path), [trial], script.CONFIG, script.RUN["search"], script.RESOLVED_SPEC
+    )
+    assert (summary["metrics"]["epoch"], summary["checkpoint"]) == (3, "/c/3")  # the last epoch, the latest
