@@ -43,8 +43,8 @@ def _type_first(value):
 
 # Fields of the format's second release (SPEC §12), by section and, where only some types gained them, type.
 # While they hold their defaults they are left out of the resolved spec a run records (`specc show` lists them):
-# a spec that uses none of them records the text it did before, so it keeps its sha256 and runs started by an
-# earlier specc still --resume (the compiled script compares spec.resolved.yaml by text).
+# a spec that uses none of them records the data it did before, so runs started by an earlier specc still --resume
+# (the runtime compares spec.resolved.yaml's data, whichever layout wrote it).
 LATER_FIELDS = {
     ("dataset", None): (
         "global_batch_size",
@@ -100,5 +100,43 @@ def dump_spec(experiment: Experiment) -> str:
 
 
 def dump_recorded(experiment: Experiment) -> str:
-    """The resolved spec a compiled script records as spec.resolved.yaml and names by its sha256."""
-    return dump_yaml(spec_data(experiment, every_default=False))
+    """The resolved spec a compiled script records as spec.resolved.yaml and names by its sha256, compact: the
+    experiment file carries it as its record, not for reading (its CONFIG and Trainer say the same in code)."""
+    return dump_compact(spec_data(experiment, every_default=False))
+
+
+RECORD_WIDTH = 110  # the experiment file holds these lines inside a string (ruff's 120 columns)
+
+
+def dump_compact(data: dict, indent: int = 0) -> str:
+    """Plain data as YAML that reads back exactly as dump_yaml's does, an entry to a line: a mapping's entries in
+    flow style, wrapped between entries onto lines indented under it; a mapping with an entry too long for that, one
+    entry a line by the same rule; an entry too long on its own (a long string) as dump_yaml writes it."""
+    return "".join(_compact_entry(key, value, " " * indent) for key, value in data.items())
+
+
+def _compact_entry(key, value, indent: str) -> str:
+    line = indent + _flow({key: value})
+    if len(line) <= RECORD_WIDTH or not isinstance(value, dict) or not value:
+        if len(line) <= RECORD_WIDTH:
+            return line + "\n"
+        return "".join(indent + row for row in dump_yaml({key: value}).splitlines(True))
+    items = [_flow({name: item}) for name, item in value.items()]
+    lines, line = [], indent + _flow({key: {}}).removesuffix("{}") + "{"
+    for index, item in enumerate(items):
+        item += "}" if index == len(items) - 1 else ","
+        if len(line) + 1 + len(item) > RECORD_WIDTH and not line.endswith("{"):
+            lines.append(line)
+            line = indent + "  " + item
+        else:
+            line += ("" if line.endswith("{") else " ") + item
+    lines.append(line)
+    if max(map(len, lines)) > RECORD_WIDTH:  # an entry too long to share a line: one entry a line
+        return indent + _flow({key: {}}).removesuffix(" {}") + "\n" + dump_compact(value, len(indent) + 2)
+    return "\n".join(lines) + "\n"
+
+
+def _flow(entry: dict) -> str:
+    """One mapping entry in YAML flow style on one line, without the braces around it."""
+    text = yaml.dump(entry, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=True, width=1 << 30)
+    return text.strip()[1:-1]

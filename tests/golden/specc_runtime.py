@@ -312,11 +312,30 @@ def check_resumable(run_dir, resume, force, resolved_spec, search=False, refusal
     if force or started_from.type != pyarrow.fs.FileType.File:
         return
     with filesystem.open_input_stream(started_from.path) as stream:
-        if stream.read().decode() != resolved_spec:
+        if not same_spec(stream.read(SPEC_BYTES + 1), resolved_spec):
             raise SystemExit(
                 f"{run_dir} was started from another spec (its spec.resolved.yaml differs from this one): "
                 "pass --force to resume it with this spec anyway"
             )
+
+
+SPEC_BYTES = 1 << 16  # a resolved spec is a few KB: a larger spec.resolved.yaml is not this run's
+
+
+def same_spec(recorded, resolved_spec):
+    """Whether a run directory's spec.resolved.yaml (bytes) records `resolved_spec`: the same text, or the same data
+    in another layout (an earlier specc wrote it in block style)."""
+    text = recorded.decode(errors="replace")
+    if text == resolved_spec:
+        return True
+    if len(recorded) > SPEC_BYTES:
+        return False
+    import yaml
+
+    try:
+        return yaml.safe_load(text) == yaml.safe_load(resolved_spec)
+    except yaml.YAMLError:
+        return False
 
 
 def has_results(filesystem, root, search=False):

@@ -6,7 +6,7 @@ preprocessing.json. The predictions are written in the input's order, beside eac
 (or --id COLUMN).
 
 Compiled by specc 0.1.0 for Ray 2.60.0 from spec.resolved.yaml beside it
-(resolved spec sha256 fa15d272e765dee334e65f4c586eb37b75743ebe3cd8d1b00a4eb0fd23f4c7aa).
+(resolved spec sha256 4abaa80d77d5f89f21b00372c2aba06cac952bb5e239fb16bcb90968be8db263).
 
     python predict.py CHECKPOINT_DIR INPUT -o predictions.parquet
 """

@@ -6,7 +6,7 @@ preprocessing.json. The predictions are written in the input's order, beside eac
 (or --id COLUMN).
 
 Compiled by specc 0.1.0 for Ray 2.60.0 from spec.resolved.yaml beside it
-(resolved spec sha256 87abdefa4b01b01d4eafe35f9699b5c56e3ab5f365e119d7276aee04827cf89b).
+(resolved spec sha256 6a2f1ccfcd3b093c0d73aaf0ecaae545cf5aa83fb5a12d93bea6feb993de8f79).
 
     python predict.py CHECKPOINT_DIR INPUT -o predictions.parquet
 """

@@ -5,7 +5,7 @@ in an actor of its own); the examples are prepared as training prepared them, fr
 preprocessing.json. The predictions are written in the input's order, beside each image's path.
 
 Compiled by specc 0.1.0 for Ray 2.60.0 from spec.resolved.yaml beside it
-(resolved spec sha256 f5c1069ea7bd515e25b40695ca05e1ec2938f6efcf204f5f5452db291245aaa5).
+(resolved spec sha256 4991d09102174d74029fe57839547509761bf72085e4f609a955867273b5c1eb).
 
     python predict.py CHECKPOINT_DIR IMAGES_DIR -o predictions.parquet
 """
