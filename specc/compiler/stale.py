@@ -41,6 +41,7 @@ def tracked_python_files() -> list[str]:
     return sorted(name for name in listed.stdout.decode().split("\0") if name)
 
 
+RUN_DIRECTORY_SPEC = "spec.resolved.yaml beside it"  # what a script specc writes into a run directory names
 SCRIPT_BYTES = 4 << 20  # a compiled script: about 50 KB; a file past this is no script specc wrote
 HEAD_BYTES = 4096  # where a compiled script names its spec
 
@@ -60,7 +61,9 @@ def compiled_from(script: str, root=None) -> str | None:
     if not head.startswith('"""'):
         return None
     match = HEADER.search(head.split('"""', 2)[1])
-    return match["spec"] if match else None
+    if not match or match["spec"] == RUN_DIRECTORY_SPEC:  # predict.py, written into a run directory, not committed
+        return None
+    return match["spec"]
 
 
 def check(paths: list[str] | None = None, templates=None, root=None) -> tuple[int, list[Finding]]:

@@ -150,3 +150,12 @@ def test_running_without_the_run_extra_says_what_to_install(tmp_path, monkeypatc
         assert main(command) == 2
         assert "pip install 'specc[run]'" in capsys.readouterr().err
     assert main(["run", str(tmp_path / "spec.yaml"), "--dry-run"]) == 0  # compiling needs no Ray
+
+
+def test_a_script_written_into_a_run_directory_is_no_compiled_script_to_check():
+    """predict.py names the spec.resolved.yaml beside it in its run directory: nothing to compile it from again."""
+    from specc.compiler.stale import compiled_from
+    from tests.conftest import ROOT
+
+    assert compiled_from(str(ROOT / "tests" / "golden" / "predict" / "csv_regression.py"), ROOT) is None
+    assert compiled_from(str(ROOT / "tests" / "golden" / "csv_regression.py"), ROOT) == "specs/csv_regression.yaml"
