@@ -9,6 +9,7 @@ import types
 
 import numpy as np
 import pytest
+import specc_runtime
 from ray import tune
 from ray.tune.schedulers import pbt
 
@@ -180,7 +181,8 @@ def test_pbt_over_train_runs_passes_train_checkpoints_through_tune(write_spec):
     assert "tune.report(metrics, checkpoint=checkpoint)" in source
     metadata = 'checkpoint.set_metadata({"epoch": metrics["epoch"], "epochs_counted_from": 1})'
     assert metadata in source  # a trial given it after the last epoch ends at once:
-    assert 'held = epochs_held(start.get_metadata()) if start and "epoch" in start.get_metadata() else 0' in source
+    held = 'held = specc_runtime.epochs_held(start.get_metadata()) if start and "epoch" in start.get_metadata() else 0'
+    assert held in source
     assert 'if held >= config["training"]["epochs"]:\n        return' in source
     assert 'config["start_from"] = start.path' in source
     assert 'restore(model, optimizer, device, config.get("start_from"))' in source
@@ -225,18 +227,20 @@ def test_paths_only_mutations_names_are_listed_with_the_trials(tmp_path):
     _, source, script = compiled(tmp_path)
     mutated = ["training.optimizer.lr", "model.dropout", "model.hidden_sizes.0"]
     assert script.trial_paths() == ["training.optimizer.momentum", *mutated]
-    assert source.count("for path in trial_paths()") == 3  # results.csv rows, best.json's config, progress lines
+    # results.csv rows and best.json's config (the runtime's, by RUN["search"]), and the progress lines
+    assert script.RUN["search"]["paths"] is script.trial_paths
+    assert "specc_runtime.TrialProgress(" in source and "REPORTED, list(trial_paths())" in source
     config = {"training.optimizer.momentum": 0.9, "training.optimizer.lr": 0.01, "model.dropout": 0.2}
     result = types.SimpleNamespace(config={**config, "model.hidden_sizes.0": 3}, metrics={"epoch": 7}, error=None)
     result.metrics_dataframe, result.path = None, str(tmp_path / "trial_a1b2c_00000")
-    row = script.trial_row(result, 8)
+    row = specc_runtime.trial_row(result, 8, script.RUN["search"], script.trial_paths())
     assert [row[path] for path in script.trial_paths()] == [0.9, 0.01, 0.2, 3]
 
 
 def test_without_such_paths_the_script_lists_the_space(tmp_path, write_spec):
     spec = write_spec(TWO_WORKERS.format(framework="torch", scheduler=PBT_SCHEDULER))  # lr: in tune.space too
     source = api.compile(api.load(spec))
-    assert "trial_paths" not in source and "for path in search_space()" in source
+    assert "trial_paths" not in source and '"paths": search_space,' in source
 
 
 @pytest.mark.slow

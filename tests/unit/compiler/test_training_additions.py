@@ -5,10 +5,12 @@ checkpoint_every: never writes no checkpoint and refuses --resume. The scripts' 
 
 from __future__ import annotations
 
+import os
 import re
 import types
 
 import pytest
+import specc_runtime
 
 from specc import api
 from tests.unit.compiler.test_diverged import Session, script_of
@@ -115,14 +117,18 @@ def test_torch_checkpoint_every_never_reports_without_checkpoints(write_spec):
 
 
 @pytest.mark.parametrize("framework", ["torch", "tensorflow"])
-def test_resume_of_a_run_without_checkpoints_says_why_it_cannot(write_spec, tmp_path, framework):
+def test_resume_of_a_run_without_checkpoints_says_why_it_cannot(write_spec, tmp_path, monkeypatch, framework):
+    """main() refuses before Ray starts (specc_runtime.Run's check of the run directory, given the script's refusal)."""
+    for name in ("TF_USE_LEGACY_KERAS", "TF_CPP_MIN_LOG_LEVEL"):  # a TensorFlow run sets them: put back after
+        monkeypatch.setenv(name, os.environ.get(name, "1" if name == "TF_USE_LEGACY_KERAS" else "2"))
+    monkeypatch.setattr(specc_runtime, "start_ray", lambda *args: pytest.fail("Ray was started"))
     training = ", checkpoint_every: never"
     script = script_of(write_spec, SPEC.format(framework=framework, training=training))
-    run_dir = tmp_path / "partial"
-    run_dir.mkdir()
+    run_dir = tmp_path / "runs" / "partial"
+    run_dir.mkdir(parents=True)
     (run_dir / "best.json").write_text('{"status": "completed"}')
     with pytest.raises(SystemExit) as refused:
-        script.check_resumable(str(run_dir), resume=True, force=False)
+        script.main(["--storage-path", str(tmp_path / "runs"), "--resume"])
     assert str(refused.value) == (
         f"{run_dir} cannot be resumed: training.checkpoint_every is never, so the run wrote no checkpoint to "
         "continue from; remove it (or pick another run.name) to start again"
