@@ -976,13 +976,16 @@ class Run:
         self.summary = write_run_results(self.run_dir, result, self.experiment.get("score"), self.recorded())
         return self.summary
 
-    def finish_search(self, results, config):
+    def finish_search(self, results, config=None):
         """A search's results.csv, best.json and best.yaml (write_search_results); returns best.json's data and
         the rows of results.csv."""
         search = self.experiment["search"]
-        self.summary, self.rows = write_search_results(
-            self.run_dir, results, config, search, self.resolved_spec, self.recorded()
-        )
+        if self.shape == "objective":
+            self.summary, self.rows = write_objective_results(self.run_dir, results, search, self.resolved_spec)
+        else:
+            self.summary, self.rows = write_search_results(
+                self.run_dir, results, config, search, self.resolved_spec, self.recorded()
+            )
         return self.summary, self.rows
 
     def recorded(self):
@@ -1010,25 +1013,27 @@ class Run:
             raise SystemExit(f"{error.field}: {error}") from error
         if error is None and self.echo and self.summary is not None and self.shape == "train":
             self.say(self.summary)
-        elif error is None and self.echo and self.summary is not None and self.shape in ("tune", "tune_train"):
+        elif error is None and self.echo and self.summary is not None:
             self.say_search(self.summary, self.rows)
         return False
 
     def say_search(self, summary, rows):
         """A search's trials, its best (or its Pareto front) on the console; one whose every trial diverged exits
         with status 1."""
-        metric = self.experiment["search"]["metric"]
+        metric, ran = self.experiment["search"]["metric"], "steps" if self.shape == "objective" else "epochs"
         if self.experiment["search"].get("pareto"):
-            print(trial_table(rows, ["trial_id", "status", "epochs", *(f"last_{name}" for name in metric), "pareto"]))
+            print(trial_table(rows, ["trial_id", "status", ran, *(f"last_{name}" for name in metric), "pareto"]))
             for member in summary["front"]:
                 trial, metrics, config = member["trial_id"], member["metrics"], member["config"]
                 print(f"{self.name}: Pareto front: trial {trial}: {metrics}, config {config}")
         else:
-            print(trial_table(rows, ["trial_id", "status", "epochs", f"best_{metric}"]))
+            print(trial_table(rows, ["trial_id", "status", ran, f"best_{metric}"]))
             if summary["trial_id"]:
                 print(f"{self.name}: best trial {summary['trial_id']}: {summary['metrics']}")
                 print(f"config: {summary['config']}")
         print(f"run directory: {self.run_dir}")
+        if self.shape == "objective":  # the function's own checkpoints, if any, are in best.json
+            return
         print(f"checkpoint: {summary['checkpoint']}")
         if summary["diverged"]:
             print(f"diverged (NaN or infinite loss): {', '.join(d['trial_id'] for d in summary['diverged'])}")
@@ -1042,6 +1047,8 @@ class Run:
         """A training run's outcome on the console; a diverged run exits with status 1, naming the epoch."""
         print(f"{self.name}: {summary['metrics']}")
         print(f"run directory: {self.run_dir}")
+        if self.shape == "objective":  # the function's own checkpoints, if any, are in best.json
+            return
         print(f"checkpoint: {summary['checkpoint']}")
         if summary["diverged"]:
             where = summary["diverged"]
@@ -1330,10 +1337,10 @@ class TrialProgress(ray.tune.Callback):
     """One line per trial event, in Tune's driver: started (with its sampled values), a report at a rung of ASHA or
     HyperBand, stopped early, diverged, finished, failed and retried, errored; `[done/all]` counts the trials ended.
     `length`: the epochs a trial trains, or (an objective search, `steps`) the reports it makes at most (None: the
-    function decides); `values`: the sampled paths, or a function of a trial's config giving its sampled values by
-    path; `rungs`: the epochs (steps) at which the
-    scheduler compares trials; `option_params`: a conditional entry's options, shown by their own parameters;
-    `all_when`: stop.all_when may end the search, stopping its last trials without on_trial_complete."""
+    function decides); `values`: the sampled paths (an objective search's: under objective.params); `rungs`: the
+    epochs (steps) at which the scheduler compares trials; `option_params`: a conditional entry's options, shown by
+    their own parameters; `all_when`: stop.all_when may end the search, stopping its last trials without
+    on_trial_complete."""
 
     def __init__(self, name, length, reported, values, steps=False, rungs=(), option_params=None, all_when=False):
         self.name, self.length, self.reported, self.steps = name, length, reported, steps
@@ -1352,8 +1359,8 @@ class TrialProgress(ray.tune.Callback):
     def on_trial_start(self, iteration, trials, trial, **info):
         """Also when a trial goes on: after a scheduler paused it (HyperBand), a retry, or PBT's exploit (new values:
         shown), or in a resumed search."""
-        by = self.sampled
-        sampled = by(trial.config) if callable(by) else {path: trial.config.get(path) for path in by}
+        config, paths = trial.config, self.sampled
+        sampled = objective_params(config, paths) if self.steps else {path: config.get(path) for path in paths}
         values = [text for path, value in sampled.items() for text in self.shown(path, value)]
         ran = self.ran(trial.last_result or {})
         changed = values if values != self.values.get(trial.trial_id) else []
@@ -1429,3 +1436,139 @@ def shown_as_asked(tuner, progress):
     # By name: the restored one's class was unpickled, by value when specc run executed this source, so not this one
     kept = [callback for callback in run_config.callbacks or [] if type(callback).__name__ != "TrialProgress"]
     run_config.callbacks = kept + ([progress] if progress else [])
+
+
+# An objective search's results (the user's own Tune function): a step is one of its reports.
+def write_objective_results(run_dir, results, search, resolved_spec):
+    """results.csv (one row per trial; `pareto` marking the front of a multi-objective search), best.json (the best
+    trial by tune.metric at its best step, or the Pareto front by the trials' last reports) and best.yaml (the spec
+    with the best trial's params, or the front's first's); returns (best.json's summary, the rows). `search`: the
+    experiment's SEARCH (metric, mode, reported, paths: the tune.space paths under objective.params, max_steps, and
+    pareto, ended_by when they apply)."""
+    trials = list(results)
+    for result in trials:
+        if result.error:
+            print(f"trial {trial_id(result)} failed: {result.error!r}")
+    rows = [objective_row(result, search) for result in trials]
+    metric, mode = search["metric"], search["mode"]
+    if search.get("pareto"):
+        points = [[row[f"last_{name}"] for name in metric] for row in rows]  # by the last report: what Optuna was told
+        front = pareto_front(points, mode)
+        for index, row in enumerate(rows):
+            row["pareto"] = index in front
+        chosen = front
+    else:
+        chosen = [
+            i
+            for i, row in enumerate(rows)
+            if row[f"best_{metric}"] is not None and math.isfinite(row[f"best_{metric}"])
+        ]
+    if not chosen:  # no trial reported every objective (tune.metric)
+        write_files(run_dir, {"results.csv": csv_text(rows)})
+        missing = f"all of {metric}" if search.get("pareto") else metric
+        raise (trials[0].error if trials and trials[0].error else SystemExit(f"no trial reported {missing}"))
+    if search.get("pareto"):
+        signs = [-1 if each == "max" else 1 for each in mode]  # best first by METRIC[0], then the next; ties by trial
+        front.sort(
+            key=lambda i: ([sign * value for sign, value in zip(signs, points[i], strict=True)], rows[i]["trial_id"])
+        )
+        members = [objective_member(trials[i], trials[i].metrics, search) for i in front]
+        # best.json: the whole front; its first member also stands at the top level, as a single search's best does
+        summary = {"status": "completed", **members[0], "metric": metric, "mode": mode, "front": members}
+        summary["run_dir"] = run_dir
+    else:
+        pick = max if mode == "max" else min
+        best = trials[pick(chosen, key=lambda i: rows[i][f"best_{metric}"])]
+        history = history_of(best)
+        best_step = history.loc[history[metric].idxmax() if mode == "max" else history[metric].idxmin()]
+        summary = {"status": "completed", "trial_id": trial_id(best), "metric": metric, "mode": mode}
+        member = objective_member(best, best_step, search)
+        summary.update({key: member[key] for key in ("config", "metrics", "step", "checkpoint")}, run_dir=run_dir)
+    if search.get("ended_by"):
+        summary["ended_by"] = search["ended_by"](trials)  # stop.all_when
+    files = {"results.csv": csv_text(rows), "best.json": strict_json(summary)}
+    write_files(run_dir, {**files, "best.yaml": objective_spec(summary, search, resolved_spec)})
+    return summary, rows
+
+
+def objective_member(result, metrics, search):
+    """A trial at a report (`metrics`: its best step's, or its last): its params, metrics, step and checkpoint."""
+    return {
+        "trial_id": trial_id(result),
+        "config": objective_params(result.config, search["paths"]),
+        "metrics": {name: plain(metrics[name]) for name in search["reported"] if name in metrics},
+        "step": int(metrics["training_iteration"]),
+        "checkpoint": result.checkpoint.path if result.checkpoint else None,
+    }
+
+
+def objective_params(config, paths):
+    """A trial's value of each tune.space path (objective.params.<name>), from its config."""
+    values = {}
+    for path in paths:
+        value = config
+        for part in path.removeprefix("objective.params.").split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        values[path] = plain(value)
+    return values
+
+
+def objective_row(result, search):
+    """A trial in results.csv: status (stopped: ended by the scheduler or a stop rule before objective.max_steps;
+    with max_steps None every trial that did not fail is completed: steps says how far it got), steps (reports)
+    made, sampled values, best and last metrics (a multi-objective search: whether it is on the front, last ones)."""
+    metrics, steps = result.metrics or {}, search["max_steps"]
+    ran = metrics.get("training_iteration", 0)
+    finished = steps is None or ran >= steps  # Tune marks a trial its scheduler stopped done as well
+    status = "error" if result.error else "completed" if finished else "stopped"
+    row = {"trial_id": trial_id(result), "status": status, "steps": ran}
+    row.update(objective_params(result.config or {}, search["paths"]))
+    if search.get("pareto"):
+        row["pareto"] = None  # whether the trial is on the Pareto front: set once every trial is known
+    else:
+        metric, history = search["metric"], history_of(result)
+        values = history[metric] if history is not None and metric in history else None
+        best = (
+            None
+            if values is None or values.dropna().empty
+            else plain(values.max() if search["mode"] == "max" else values.min())
+        )
+        row[f"best_{metric}"] = best
+    row.update({f"last_{name}": plain(metrics.get(name)) for name in search["reported"]})
+    return row
+
+
+def objective_spec(summary, search, resolved_spec):
+    """best.yaml: the spec with the best trial's params written in and a search of one trial over nothing, so
+    `specc run best.yaml` runs the function once with them."""
+    import yaml
+
+    spec, metric, mode = yaml.safe_load(resolved_spec), search["metric"], search["mode"]
+    name = spec["run"]["name"]
+    for section in ("scheduler", "stop"):
+        spec.pop(section, None)
+    for path, value in summary["config"].items():
+        *parents, last = path.removeprefix("objective.params.").split(".")
+        node = spec["objective"]["params"]
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = value
+    first = (metric[0], mode[0]) if search.get("pareto") else (metric, mode)  # one trial: one metric
+    spec["tune"] = {"metric": first[0], "mode": first[1], "num_samples": 1, "space": {}}
+    spec["name"] = spec["run"]["name"] = f"{name}-best"
+    if search.get("pareto"):
+        values = ", ".join(f"{each} {summary['metrics'].get(each)}" for each in metric)
+        others = ", ".join(member["trial_id"] for member in summary["front"][1:]) or "none"
+        header = (
+            f"# The Pareto front of {name} holds {len(summary['front'])} trials (best.json lists each); this is "
+            f"its first by {metric[0]}, trial {summary['trial_id']} ({values}), as a spec of its own:\n"
+            "#   specc run best.yaml\n"
+            f"# The front's others ({others}): their params in best.json.\n"
+        )
+    else:
+        header = (
+            f"# The best trial of {name} ({summary['trial_id']}, {metric} {summary['metrics'].get(metric)}) "
+            "as a spec of its own:\n#   specc run best.yaml\n"
+        )
+    header += "# Its objective is imported from this file's directory: copy it next to the original spec.\n"
+    return header + yaml.safe_dump(spec, sort_keys=False, default_flow_style=None)
