@@ -67,3 +67,33 @@ def test_the_runtime_is_importable_as_the_module_compile_writes(tmp_path):
     import specc_runtime
 
     assert Path(specc_runtime.__file__).resolve() == RUNTIME.resolve()
+
+
+def defined_names(tree: ast.Module) -> set[str]:
+    """The functions, classes and constants a module defines at its top level (its imports aside)."""
+    found = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.Assign):
+            found |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+    return found
+
+
+GOLDENS = sorted(path for path in (ROOT / "tests" / "golden").glob("*.py") if path.name != runtime.FILE)
+
+
+@pytest.mark.parametrize("golden", GOLDENS, ids=lambda path: path.stem)
+def test_an_experiment_file_defines_nothing_the_runtime_defines(golden):
+    """--single-file puts the runtime's definitions after the experiment's in one module: a name both define would
+    silently replace the experiment's."""
+    assert not defined_names(ast.parse(golden.read_text(encoding="utf-8"))) & defined_names(TREE)
+
+
+@pytest.mark.parametrize("golden", GOLDENS[:3] + GOLDENS[-3:], ids=lambda path: path.stem)
+def test_a_single_file_is_one_module_that_imports_no_runtime(golden):
+    text = runtime.single_file(golden.read_text(encoding="utf-8"))
+    tree = ast.parse(text)
+    assert "specc_runtime" not in imported_modules(tree)
+    assert defined_names(TREE) <= defined_names(tree)
+    assert text.rstrip().endswith('if __name__ == "__main__":\n    main()')
