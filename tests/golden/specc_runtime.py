@@ -872,9 +872,9 @@ class Run:
         self.args = parse_args(argv, description, experiment.get("address"), self.shape)
         self.name = experiment["name"]
         self.config, self.scaling = experiment["config"], experiment.get("scaling")
-        self.lock, self.started, self.console, self.showing, self.progress = None, False, None, None, None
-        self.callbacks, self.at_once, self.summary = [], experiment.get("max_concurrent_trials"), None
-        self.rows = []
+        self.callbacks, self.at_once, self.summary, self.rows = [], experiment.get("max_concurrent_trials"), None, []
+        self.cleanup = contextlib.ExitStack()  # what the run holds, let go in reverse order however it ends
+        self.showing = contextlib.ExitStack()  # the progress lines, ended before the outcome is written
 
     @property
     def smoke(self):
@@ -898,11 +898,13 @@ class Run:
             # than 5 s apart. On a local disk a snapshot is a small file written in milliseconds: the warning is moot.
             # On remote storage each is an upload, and the warning stays (in ray.log).
             os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
-        self.lock = claim(self.run_dir)  # before anything is written; released however the run ends
+        self.cleanup.callback(release, claim(self.run_dir))  # before anything is written; released however it ends
         try:
             self.enter_ray(capped)
-        except BaseException:
-            self.__exit__(*sys.exc_info())
+        except BaseException as error:
+            self.cleanup.close()
+            if isinstance(error, DataProblem):  # the data, or the CPUs to read it, cannot make a run: a message
+                raise SystemExit(f"{error.field}: {error}") from error
             raise
         return self
 
@@ -913,8 +915,10 @@ class Run:
         runtime_env = (
             experiment["runtime_env"](args.address, self.storage_path) if "runtime_env" in experiment else None
         )
-        self.started = start_ray(args.address, args.quiet, args.verbose, runtime_env) or self.ray_started
-        self.console = RayOutput(self.run_dir, args.verbose, experiment.get("ray_data", False))
+        if start_ray(args.address, args.quiet, args.verbose, runtime_env) or self.ray_started:
+            self.cleanup.callback(ray.shutdown)  # a Ray this run started ends with it; a joined one goes on
+        self.cleanup.callback(RayOutput(self.run_dir, args.verbose, experiment.get("ray_data", False)).close)
+        self.cleanup.callback(self.showing.close)
         self.data_cpus = experiment.get("data_cpus")
         if self.shape == "objective":
             self.per_trial = experiment["per_trial"]
@@ -959,20 +963,20 @@ class Run:
             if tracking
             else None
         )
-        self.progress = None if self.args.quiet else EpochProgress(self.name, self.config["training"]["epochs"])
+        progress = None if self.args.quiet else EpochProgress(self.name, self.config["training"]["epochs"])
+        self.callbacks = [tracker] if tracker else []
         if self.scaling["num_workers"]:
-            if self.progress:
-                self.showing = showing_epochs(self.progress)
-                self.callbacks.append(self.showing.__enter__())
-            self.callbacks[:0] = [tracker] if tracker else []
+            if progress:
+                self.callbacks.append(self.showing.enter_context(showing_epochs(progress)))
         else:  # Ray Train's local mode calls no callbacks: report() hands each epoch to these
-            IN_PROCESS_CALLBACKS[:] = [callback for callback in (tracker, self.progress) if callback]
+            IN_PROCESS_CALLBACKS[:] = [callback for callback in (tracker, progress) if callback]
+            self.showing.callback(IN_PROCESS_CALLBACKS.clear)
+            if progress:
+                self.showing.callback(progress.close)
 
     def finish(self, result):
         """A training run's results.csv and best.json (run.checkpoint_score's best epoch); returns best.json's data."""
-        if self.showing:  # every epoch shown before the outcome
-            self.showing.__exit__(None, None, None)
-            self.showing = None
+        self.showing.close()  # every epoch shown before the outcome
         self.summary = write_run_results(self.run_dir, result, self.experiment.get("score"), self.recorded())
         return self.summary
 
@@ -998,17 +1002,9 @@ class Run:
 
     def __exit__(self, kind, error, trace):
         try:
-            if self.showing:
-                self.showing.__exit__(kind, error, trace)
-            elif self.progress and not self.scaling["num_workers"]:
-                self.progress.close()
-            IN_PROCESS_CALLBACKS.clear()
+            self.showing.close()
         finally:
-            if self.started:
-                ray.shutdown()
-            if self.console:
-                self.console.close()
-            release(self.lock)
+            self.cleanup.close()
         if isinstance(error, DataProblem):  # the data, or the CPUs to read it, cannot make a run: a message
             raise SystemExit(f"{error.field}: {error}") from error
         if error is None and self.echo and self.summary is not None and self.shape == "train":

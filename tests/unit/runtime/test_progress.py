@@ -209,10 +209,9 @@ def test_a_conditional_entry_shows_by_its_options_own_parameters(clock, capsys):
 
 def test_an_objective_searchs_trials_count_steps(clock, capsys):
     """An objective search (steps=True): a step is one report of the function (Tune's training_iteration); no loss of
-    it to call diverged; its sampled values by a function of the trial's config; at most `length` steps, or None."""
-    progress = specc_runtime.TrialProgress(
-        "objective", None, ["score"], lambda config: {"x": config["x"]}, steps=True, rungs=[2]
-    )
+    it to call diverged; its sampled values are objective.params' paths into the trial's config; at most `length`
+    steps, or None."""
+    progress = specc_runtime.TrialProgress("objective", None, ["score"], ["objective.params.x"], steps=True, rungs=[2])
     progress.setup(total_num_samples=2)
     a = types.SimpleNamespace(trial_id="o1", status="RUNNING", config={"x": 0.5, "other": 1}, last_result=None)
     progress.on_trial_start(0, [a], a)
