@@ -772,13 +772,6 @@ def prepare(config, address):
     return config
 
 
-def spec_dir_from(run_dir):
-    """The spec's directory relative to the run directory, which best.json records: where `specc evaluate` finds the
-    data files and factories the run read (None for a run directory in remote storage). A spec that reads nothing
-    from its directory has none to record."""
-    return None if "://" in run_dir else os.path.relpath(os.path.join(HERE, SPEC_DIR), run_dir)
-
-
 def job_runtime_env(address, storage_path):
     """Joining a cluster, WORKING_DIR for every node (less EXCLUDES and the run storage path when it lies below),
     which Ray unpacks there and puts on the workers' PYTHONPATH. In a Ray Job (`specc submit`, `ray job submit`)
