@@ -1132,13 +1132,7 @@ def pareto_members(trials, rows, search, paths):
     trial's last loss is NaN: on no front), best first by METRIC[0], then the next; ties by trial."""
     metric, mode = search["metric"], search["mode"]
     points = [[row[f"last_{name}"] for name in metric] if row["status"] != "diverged" else None for row in rows]
-    front = pareto_front(points, mode)
-    for index, row in enumerate(rows):
-        row["pareto"] = index in front
-    signs = [-1 if each == "max" else 1 for each in mode]
-    front.sort(
-        key=lambda i: ([sign * value for sign, value in zip(signs, points[i], strict=True)], rows[i]["trial_id"])
-    )
+    front = ranked_front(points, mode, rows)
     return [
         {
             "trial_id": trial_id(trials[i]),
@@ -1150,6 +1144,17 @@ def pareto_members(trials, rows, search, paths):
         }
         for i in front
     ]
+
+
+def ranked_front(points, modes, rows):
+    """The Pareto front of the trials' `points`, best first by the first objective, then the next, ties by trial;
+    each row of results.csv marked with whether its trial is on it."""
+    front = pareto_front(points, modes)
+    for index, row in enumerate(rows):
+        row["pareto"] = index in front
+    signs = [-1 if mode == "max" else 1 for mode in modes]
+    key = [[sign * value for sign, value in zip(signs, point, strict=True)] if point else None for point in points]
+    return sorted(front, key=lambda i: (key[i], rows[i]["trial_id"]))
 
 
 def pareto_front(points, modes):
@@ -1290,23 +1295,28 @@ def best_spec(config, summary, search, resolved_spec):
     spec["run"]["checkpoint_score"] = spec["run"]["checkpoint_score"] or {"metric": first[0], "mode": first[1]}
     for key in search.get("data_paths", ()):
         spec["dataset"][key] = config["dataset"][key]  # absolute: best.yaml lives in the run directory
-    if search.get("pareto"):
-        values = ", ".join(f"{each} {summary['metrics'].get(each)}" for each in metric)
-        others = ", ".join(member["trial_id"] for member in summary["front"][1:]) or "none"
-        header = (
-            f"# The Pareto front of {name} holds {len(summary['front'])} trials (best.json lists each); this is "
-            f"its first by {metric[0]}, trial {summary['trial_id']} ({values}), as a spec of its own:\n"
-            "#   specc run best.yaml\n"
-            f"# The front's others ({others}): their config in best.json.\n"
-        )
-    else:
-        header = (
-            f"# The best trial of {name} ({summary['trial_id']}, {metric} {summary['metrics'].get(metric)}) "
-            "as a spec of its own:\n#   specc run best.yaml\n"
-        )
+    header = best_header(name, summary, search, "config")
     if search.get("factories"):
         header += "# Its custom factories are imported from this file's directory: copy it next to the original spec.\n"
     return header + yaml.safe_dump(spec, sort_keys=False, default_flow_style=None)
+
+
+def best_header(name, summary, search, values):
+    """best.yaml's opening comment: which trial it is (the best, or the Pareto front's first) and how to run it."""
+    metric = search["metric"]
+    if not search.get("pareto"):
+        return (
+            f"# The best trial of {name} ({summary['trial_id']}, {metric} {summary['metrics'].get(metric)}) "
+            "as a spec of its own:\n#   specc run best.yaml\n"
+        )
+    shown = ", ".join(f"{each} {summary['metrics'].get(each)}" for each in metric)
+    others = ", ".join(member["trial_id"] for member in summary["front"][1:]) or "none"
+    return (
+        f"# The Pareto front of {name} holds {len(summary['front'])} trials (best.json lists each); this is "
+        f"its first by {metric[0]}, trial {summary['trial_id']} ({shown}), as a spec of its own:\n"
+        "#   specc run best.yaml\n"
+        f"# The front's others ({others}): their {values} in best.json.\n"
+    )
 
 
 def with_sample(config, sample):
@@ -1449,10 +1459,7 @@ def write_objective_results(run_dir, results, search, resolved_spec):
     metric, mode = search["metric"], search["mode"]
     if search.get("pareto"):
         points = [[row[f"last_{name}"] for name in metric] for row in rows]  # by the last report: what Optuna was told
-        front = pareto_front(points, mode)
-        for index, row in enumerate(rows):
-            row["pareto"] = index in front
-        chosen = front
+        chosen = front = ranked_front(points, mode, rows)
     else:
         chosen = [
             i
@@ -1464,10 +1471,6 @@ def write_objective_results(run_dir, results, search, resolved_spec):
         missing = f"all of {metric}" if search.get("pareto") else metric
         raise (trials[0].error if trials and trials[0].error else SystemExit(f"no trial reported {missing}"))
     if search.get("pareto"):
-        signs = [-1 if each == "max" else 1 for each in mode]  # best first by METRIC[0], then the next; ties by trial
-        front.sort(
-            key=lambda i: ([sign * value for sign, value in zip(signs, points[i], strict=True)], rows[i]["trial_id"])
-        )
         members = [objective_member(trials[i], trials[i].metrics, search) for i in front]
         # best.json: the whole front; its first member also stands at the top level, as a single search's best does
         summary = {"status": "completed", **members[0], "metric": metric, "mode": mode, "front": members}
@@ -1552,19 +1555,6 @@ def objective_spec(summary, search, resolved_spec):
     first = (metric[0], mode[0]) if search.get("pareto") else (metric, mode)  # one trial: one metric
     spec["tune"] = {"metric": first[0], "mode": first[1], "num_samples": 1, "space": {}}
     spec["name"] = spec["run"]["name"] = f"{name}-best"
-    if search.get("pareto"):
-        values = ", ".join(f"{each} {summary['metrics'].get(each)}" for each in metric)
-        others = ", ".join(member["trial_id"] for member in summary["front"][1:]) or "none"
-        header = (
-            f"# The Pareto front of {name} holds {len(summary['front'])} trials (best.json lists each); this is "
-            f"its first by {metric[0]}, trial {summary['trial_id']} ({values}), as a spec of its own:\n"
-            "#   specc run best.yaml\n"
-            f"# The front's others ({others}): their params in best.json.\n"
-        )
-    else:
-        header = (
-            f"# The best trial of {name} ({summary['trial_id']}, {metric} {summary['metrics'].get(metric)}) "
-            "as a spec of its own:\n#   specc run best.yaml\n"
-        )
+    header = best_header(name, summary, search, "params")
     header += "# Its objective is imported from this file's directory: copy it next to the original spec.\n"
     return header + yaml.safe_dump(spec, sort_keys=False, default_flow_style=None)

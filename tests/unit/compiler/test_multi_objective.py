@@ -54,7 +54,7 @@ def test_optuna_takes_the_lists_and_tune_config_no_metric(write_spec, framework,
     assert keywords(optuna)["metric"] == "METRIC" and keywords(optuna)["mode"] == "MODE"
     (tune_config,) = calls(source, "TuneConfig")
     assert "metric" not in keywords(tune_config) and "mode" not in keywords(tune_config)
-    assert "get_best_result" not in source and "def pareto_front(points, modes):" in source
+    assert "get_best_result" not in source and '"pareto": True,' in source  # specc_runtime ranks the front
     for checkpoint_config in calls(source, "CheckpointConfig"):  # the latest checkpoints: no one metric ranks them
         assert keywords(checkpoint_config) == {"num_to_keep": "2"}
 
@@ -83,7 +83,7 @@ def test_best_yaml_retrains_the_front_s_first_member_and_is_a_valid_spec(write_s
               "metrics": {"val_accuracy": 0.9, "num_parameters": 535}}  # fmt: skip
     other = {**member, "trial_id": "b2", "metrics": {"val_accuracy": 0.5, "num_parameters": 150}}
     summary = {"status": "completed", **member, "metric": script.METRIC, "mode": script.MODE, "front": [member, other]}
-    text = script.best_spec(script.CONFIG, summary)
+    text = script.specc_runtime.best_spec(script.CONFIG, summary, script.RUN["search"], script.RESOLVED_SPEC)
     assert text.startswith(
         "# The Pareto front of two-goals holds 2 trials (best.json lists each); this is its first by val_accuracy, "
         "trial b1 (val_accuracy 0.9, num_parameters 535), as a spec of its own:\n#   specc run best.yaml\n"
@@ -122,4 +122,4 @@ def test_an_objective_spec_s_search_is_multi_objective_the_same_way(write_spec):
     assert "metric" not in keywords(tune_config) and "mode" not in keywords(tune_config)
     (checkpoint_config,) = calls(source, "CheckpointConfig")
     assert "checkpoint_score_attribute" not in keywords(checkpoint_config)
-    assert "def pareto_front(points, modes):" in source and "best_{METRIC}" not in source
+    assert '"pareto": True,' in source and "best_{METRIC}" not in source
