@@ -19,7 +19,6 @@ import os
 import re
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -298,6 +297,7 @@ def used_paths(spec: str) -> dict[str, bool]:
         "lr_schedule.step()": e.training.lr_schedule.type != "none",
         "scaler.": e.training.mixed_precision,  # not "scaler": RayOutput names Ray's autoscaler
         "datasets=datasets": e.dataset.loader == "ray_data",
+        '"ray_data": True,': e.dataset.loader == "ray_data",  # Run keeps Ray Data's own records off the console
         "failure_config=": e.run.max_failures > 0,
         "callbacks=": bool(e.run.callbacks) or e.scaling.num_workers > 0,  # trackers, and the progress's ShowEpochs
         "run.callbacks)": e.scaling.num_workers > 0,  # the Trainer's: epochs reach the driver from Train's controller
@@ -342,31 +342,36 @@ def test_accelerator_type_reaches_the_scaling_config(tmp_path):
     assert '"accelerator_type": "A100"' in api.compile(experiment)
 
 
-def test_smoke_mode_drops_gpu_resources(tmp_path):
-    """--smoke runs on CPU: the compiled script's own prepare() drops use_gpu and the GPUs each worker reserves."""
+def test_smoke_mode_drops_gpu_resources(tmp_path, monkeypatch):
+    """--smoke runs on CPU: the script's run drops use_gpu and the GPUs each worker reserves before its Trainer."""
+    import specc_runtime
+
+    from tests.unit.compiler.test_lean_scripts import trainer_of
+
     spec = tmp_path / "gpu.yaml"
     text = (ROOT / "specs" / "digits_gpu.yaml").read_text(encoding="utf-8")
     spec.write_text(text.replace("resources_per_worker: {CPU: 1}", "resources_per_worker: {CPU: 1, GPU: 1}"))
-    script = types.ModuleType("gpu_script")
-    script.__file__ = str(tmp_path / "gpu.py")
-    exec(compile(api.compile(api.load(spec)), script.__file__, "exec"), script.__dict__)
-    _, scaling = script.prepare(script.parse_args([]))
-    assert scaling["use_gpu"] and script.worker_resources(scaling) == {"CPU": 1.0, "GPU": 1.0}
-    _, scaling = script.prepare(script.parse_args(["--smoke"]))
-    assert not scaling["use_gpu"] and script.worker_resources(scaling) == {"CPU": 1.0}
+    source = api.compile(api.load(spec))
+    scaling = trainer_of(source, tmp_path / "full", monkeypatch, CPU=8.0, GPU=8.0)["scaling"]
+    assert scaling["use_gpu"] and specc_runtime.worker_resources(scaling) == {"CPU": 1.0, "GPU": 1.0}
+    scaling = trainer_of(source, tmp_path / "smoke", monkeypatch, "--smoke", CPU=8.0)["scaling"]
+    assert not scaling["use_gpu"] and specc_runtime.worker_resources(scaling) == {"CPU": 1.0}
 
 
-def test_accelerator_type_is_reserved_and_dropped_under_smoke(tmp_path):
+def test_accelerator_type_is_reserved_and_dropped_under_smoke(tmp_path, monkeypatch):
+    import specc_runtime
+
+    from tests.unit.compiler.test_lean_scripts import trainer_of
+
     spec = tmp_path / "gpu.yaml"
     text = (ROOT / "specs" / "digits_gpu.yaml").read_text(encoding="utf-8")
     spec.write_text(text.replace("  backend: nccl\n", "  backend: nccl\n  accelerator_type: A100\n"), encoding="utf-8")
-    script = types.ModuleType("gpu_script")
-    script.__file__ = str(tmp_path / "gpu.py")
-    exec(compile(api.compile(api.load(spec)), script.__file__, "exec"), script.__dict__)
-    _, scaling = script.prepare(script.parse_args([]))
-    assert script.worker_resources(scaling) == {"CPU": 1.0, "GPU": 1, "accelerator_type:A100": 0.001}
-    _, scaling = script.prepare(script.parse_args(["--smoke"]))
-    assert "accelerator_type" not in scaling and script.worker_resources(scaling) == {"CPU": 1.0}
+    source = api.compile(api.load(spec))
+    cluster = {"CPU": 8.0, "GPU": 8.0, "accelerator_type:A100": 1.0}
+    scaling = trainer_of(source, tmp_path / "full", monkeypatch, **cluster)["scaling"]
+    assert specc_runtime.worker_resources(scaling) == {"CPU": 1.0, "GPU": 1, "accelerator_type:A100": 0.001}
+    scaling = trainer_of(source, tmp_path / "smoke", monkeypatch, "--smoke", **cluster)["scaling"]
+    assert "accelerator_type" not in scaling and specc_runtime.worker_resources(scaling) == {"CPU": 1.0}
 
 
 # --- compile stays light ----------------------------------------------------------------------------------

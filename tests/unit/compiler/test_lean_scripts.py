@@ -6,6 +6,7 @@ from __future__ import annotations
 import types
 
 import pytest
+import specc_runtime
 
 from specc import api
 from tests.conftest import MINIMAL, ROOT
@@ -28,7 +29,6 @@ def test_trials_that_drive_a_trainer_pass_it_nothing_unused():
     assert "trainer = make_trainer(config, scaling, name, storage_path, [relay])" in source
     assert "callbacks=callbacks,  # each report goes on to the Tune trial (ReportToTrial)" in source
     assert "failure_config=ray.train.FailureConfig" not in source  # Tune retries the trial, not Train
-    assert '"include_dashboard": True' in source  # Train's cleaner frees a stopped trial's workers through it
     for unused in ("scaler.", "datasets=", ", datasets", "WORKING_DIR", "SPEC_DIR_SHIPPED"):  # nothing shipped
         assert unused not in source, unused
 
@@ -45,10 +45,42 @@ def test_a_search_retries_its_trials_only_when_asked():
     assert "tune.FailureConfig(max_failures=2)" in compiled("specs/digits_asha.yaml")  # run.max_failures: 2
 
 
-def test_local_mode_hands_the_trainer_no_callbacks_it_would_never_call():
+class Built(Exception):
+    """main() got as far as building its Trainer."""
+
+
+def trainer_of(source: str, tmp_path, monkeypatch, *argv: str, **resources: float) -> dict:
+    """What main() builds its Trainer with (config, scaling, the rest of make_trainer's arguments) and what Ray
+    Train's local mode would hand each epoch to (IN_PROCESS_CALLBACKS): main() runs in this process up to that point,
+    --quiet, its run directory claimed and written in tmp_path as a real run's, with Ray's start and its cluster
+    (`resources`; 8 CPUs unless given) stood in for."""
+    path = tmp_path / "lean_script.py"
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path.write_text(source, encoding="utf-8")  # a run keeps the file it runs
+    module = types.ModuleType("lean_script")
+    module.__file__ = str(path)
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+
+    def make_trainer(config, scaling, *rest):
+        in_process = [type(callback).__name__ for callback in specc_runtime.IN_PROCESS_CALLBACKS]
+        raise Built({"config": config, "scaling": scaling, "rest": rest, "in_process": in_process})
+
+    module.make_trainer = make_trainer
+    monkeypatch.setattr(specc_runtime, "start_ray", lambda *args: False)
+    monkeypatch.setattr(specc_runtime.ray, "cluster_resources", lambda: dict(resources or {"CPU": 8.0}))
+    with pytest.raises(Built) as built:
+        module.main(["--quiet", "--storage-path", str(tmp_path / "runs"), *argv])
+    assert specc_runtime.IN_PROCESS_CALLBACKS == []  # emptied when the run ends
+    return built.value.args[0]
+
+
+def test_local_mode_hands_the_trainer_no_callbacks_it_would_never_call(tmp_path, monkeypatch):
+    """Ray Train's local mode calls no callbacks: run.callbacks' tracker gets each epoch from report() instead."""
     source = compiled("specs/iris_local.yaml", "run.callbacks=[csv]")
-    assert "IN_PROCESS_CALLBACKS[:] = [tracking, progress] if progress else [tracking]" in source
     assert "callbacks=" not in source
+    built = trainer_of(source, tmp_path, monkeypatch)
+    assert len(built["rest"]) == 2  # name and storage_path: no callbacks
+    assert built["in_process"] == ["Tracking"]  # --quiet: no progress lines
 
 
 @pytest.mark.parametrize(
@@ -56,15 +88,14 @@ def test_local_mode_hands_the_trainer_no_callbacks_it_would_never_call():
     [(2, False, {"num_workers": 2, "use_gpu": False}), (4, False, {"num_workers": 2, "use_gpu": False}),
      (4, True, {"num_workers": 2, "use_gpu": False}), (1, True, {"num_workers": 1, "use_gpu": False})],
 )  # fmt: skip
-def test_smoke_runs_at_most_two_workers_on_cpu(workers, gpu, smoke_scaling):
+def test_smoke_runs_at_most_two_workers_on_cpu(tmp_path, monkeypatch, workers, gpu, smoke_scaling):
     source = compiled("specs/digits_mlp.yaml", f"scaling.num_workers={workers}", f"scaling.use_gpu={str(gpu).lower()}")
-    module = module_of(source)
-    config, scaling = module.prepare(module.parse_args(["--smoke"]))
-    assert {name: scaling[name] for name in smoke_scaling} == smoke_scaling
-    assert config["training"]["epochs"] == 1 and config["training"]["max_batches"] == 3
-    _, scaling = module.prepare(module.parse_args([]))
-    assert (scaling["num_workers"], scaling["use_gpu"]) == (workers, gpu)
-    assert ("scaling.update(" in source) == (workers > 2 or gpu)  # --smoke changes only what it must
+    smoke = trainer_of(source, tmp_path / "smoke", monkeypatch, "--smoke", CPU=8.0)
+    assert {name: smoke["scaling"][name] for name in smoke_scaling} == smoke_scaling
+    assert smoke["config"]["training"]["epochs"] == 1 and smoke["config"]["training"]["max_batches"] == 3
+    full = trainer_of(source, tmp_path / "full", monkeypatch, CPU=8.0, GPU=8.0)
+    assert (full["scaling"]["num_workers"], full["scaling"]["use_gpu"]) == (workers, gpu)
+    assert full["config"]["training"]["epochs"] == 5 and "max_batches" not in full["config"]["training"]
 
 
 def test_gradients_are_clipped_only_where_the_spec_or_its_search_says_so():
