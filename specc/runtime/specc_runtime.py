@@ -729,11 +729,12 @@ SMOKE = {
 }
 
 
-def parse_args(argv, description, address=None, shape="train"):
-    """The experiment file's own command line; `address`: the spec's cluster.address, the default of --address."""
+def parse_args(argv, description, address=None, shape="train", storage_path="./runs"):
+    """The experiment file's own command line; `address`, `storage_path`: the spec's cluster.address and
+    run.storage_path, the defaults of --address and --storage-path."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--address", default=address, help="Ray cluster address (default: start a local Ray)")
-    parser.add_argument("--storage-path", default=None, help="where run directories go (default: run.storage_path)")
+    parser.add_argument("--storage-path", default=storage_path, help="where run directories go (default: %(default)s)")
     resumes = "the run of the same name from its checkpoint"
     if shape != "train":
         resumes = "the search of the same name; finished trials are kept"
@@ -869,7 +870,7 @@ class Run:
         self.script, self.resolved_spec, self.experiment = script, resolved_spec, experiment
         self.artefacts, self.echo, self.ray_started = artefacts, echo, ray_started
         self.shape = experiment.get("shape", "train")
-        self.args = parse_args(argv, description, experiment.get("address"), self.shape)
+        self.args = parse_args(argv, description, experiment.get("address"), self.shape, experiment["storage_path"])
         self.name = experiment["name"]
         self.config, self.scaling = experiment["config"], experiment.get("scaling")
         self.callbacks, self.at_once, self.summary, self.rows = [], experiment.get("max_concurrent_trials"), None, []
@@ -891,7 +892,7 @@ class Run:
             self.config, self.scaling, capped = smoke_capped(self.config, self.scaling)
         if experiment.get("prepare"):
             self.config = experiment["prepare"](self.config, args.address)
-        self.storage_path, self.run_dir = run_location(args.storage_path or experiment["storage_path"], self.name)
+        self.storage_path, self.run_dir = run_location(args.storage_path, self.name)
         if experiment.get("snapshots") and "://" not in self.storage_path:
             # Tune snapshots the search's state each time a trial has saved run.checkpoints_to_keep checkpoints since
             # the last snapshot, so that a resume never names a deleted checkpoint, and warns when snapshots come less

@@ -26,10 +26,10 @@ def cluster(monkeypatch):
 
 
 def test_the_command_line_of_a_training_run_and_of_a_search():
-    args = specc_runtime.parse_args([], "a run", address="auto")
+    args = specc_runtime.parse_args([], "a run", address="auto", storage_path="./experiments")
     assert (args.address, args.storage_path, args.resume, args.force, args.quiet, args.verbose, args.smoke) == (
         "auto",
-        None,
+        "./experiments",  # run.storage_path
         False,
         False,
         False,
@@ -57,6 +57,7 @@ def test_help_says_what_smoke_runs(shape, said, capsys):
         specc_runtime.parse_args(["--help"], "the experiment's first line", shape=shape)
     out = capsys.readouterr().out
     assert "the experiment's first line" in out and said in " ".join(out.split())
+    assert "(default: ./runs)" in " ".join(out.split())  # the spec's run.storage_path, as it is
 
 
 def test_smoke_caps_epochs_batches_workers_and_gpus_before_ray():
