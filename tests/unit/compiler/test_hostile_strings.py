@@ -274,6 +274,9 @@ def yaml_round_trips(text: str) -> bool:
 
 
 PATHS = ("run.storage_path", "dataset.path", "dataset.root")
+# cluster.runtime_env's local paths (a py_modules entry, a requirements file, a conda environment file): each must lie
+# inside the project (E023), which a path holding a NUL cannot (no file system takes one)
+RUNTIME_ENV_PATHS = ("py_modules.0", "pip.file", "conda")
 
 
 def assert_only_strings_differ(shape: str, s, directory: str, name: str) -> None:
@@ -282,8 +285,8 @@ def assert_only_strings_differ(shape: str, s, directory: str, name: str) -> None
 
     def record(field: str) -> str:
         text = s(field)
-        # Paths are refused when they hold a NUL (E107: no file system takes one); every other byte stays hostile.
-        drawn[field] = text.replace("\x00", "\\0") if field in PATHS else text
+        # Paths are refused when they hold a NUL (E107, E023: no file system takes one); every other byte stays hostile.
+        drawn[field] = text.replace("\x00", "\\0") if field in PATHS + RUNTIME_ENV_PATHS else text
         return drawn[field]
 
     spec = SHAPES[shape](record)

@@ -1,10 +1,9 @@
 """Issue 48 item 2: a spec that does not fit this machine as written is a W340 (W341: fewer trials at once) from
 `specc plan` and `specc run --dry-run`, before Ray starts, saying what --smoke will run instead and what a full run
-needs; --smoke's fit (specc.plan.smoke) is the rule the compiled script applies to the Ray it runs on (smoke_fit)."""
+needs; --smoke's fit (specc.plan.smoke) is the rule a compiled script's run applies to the Ray it runs on
+(specc_runtime.smoke_fit)."""
 
 from __future__ import annotations
-
-import ast
 
 import pytest
 
@@ -116,27 +115,18 @@ def test_a_local_ray_counts_a_containers_cpus(tmp_path, monkeypatch):
     assert ray_cpu_count(files) == 3  # the smaller of the quota and the cpuset
 
 
-# -- the compiled script's smoke_fit applies the plan's rule -------------------------------------------------------
+# -- the compiled script's run applies the plan's rule (specc_runtime.smoke_fit) -----------------------------------
 
 
-class FakeRay:
-    """ray.cluster_resources() alone, for the compiled smoke_fit run outside Ray: the rule's arithmetic, not a run."""
+def compiled_run(path, *overrides) -> dict:
+    """The compiled script's RUN: what it tells specc_runtime.Run about itself (its shape, scaling, Ray Data)."""
+    import types
 
-    def __init__(self, resources):
-        self.resources = resources
-
-    def cluster_resources(self):
-        return dict(self.resources)
-
-
-def compiled_smoke_fit(path, *overrides):
-    """The compiled script's smoke_fit with what it calls (worker_resources, DataProblem), out of its source."""
     source = api.compile(api.load(path, list(overrides)))
-    wanted = {"smoke_fit", "worker_resources", "DataProblem"}
-    nodes = [node for node in ast.parse(source).body if getattr(node, "name", None) in wanted]
-    namespace = {}
-    exec(compile(ast.Module(nodes, []), "script.py", "exec"), namespace)
-    return namespace
+    module = types.ModuleType("smoke_script")
+    module.__file__ = str(path.parent / "smoke_script.py")
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    return module.RUN
 
 
 @pytest.mark.parametrize(
@@ -151,18 +141,19 @@ def compiled_smoke_fit(path, *overrides):
     ],
 )
 @pytest.mark.parametrize("search", ["", SEARCH])
-def test_the_script_fits_as_the_plan_says(write_spec, capsys, scaling, cpus, search):
+def test_the_script_fits_as_the_plan_says(write_spec, capsys, monkeypatch, scaling, cpus, search):
+    """--smoke as specc_runtime.Run applies it to the script's RUN (smoke_capped, then smoke_fit onto the Ray it runs
+    on, a cluster of `cpus` stood in for): the CPUs a worker gets, Ray Data's and the changes said, as the plan's."""
+    import specc_runtime
+
     spec = write_spec(STREAMED + search + f"scaling: {scaling}\n")
-    experiment = api.load(spec)
-    expected = smoke_plan(experiment, {"CPU": cpus})
-    script = compiled_smoke_fit(spec)
-    script["ray"] = FakeRay({"CPU": float(cpus), "memory": 8e9})
-    capped = {"num_workers": min(experiment.scaling.num_workers, 2), "use_gpu": False, "placement_strategy": "PACK"}
-    capped["resources_per_worker"] = experiment.scaling.resources_per_worker
-    driver = (0.1,) if search and experiment.scaling.num_workers > 1 else ()  # a trial that drives a Train run
-    args = (capped, experiment.scaling.data_cpus, *driver)
-    fitted, asked = script["smoke_fit"](*args, quiet=False)
-    assert script["worker_resources"](fitted)["CPU"] == pytest.approx(expected.per_worker_cpu)
+    expected = smoke_plan(api.load(spec), {"CPU": cpus})
+    run = compiled_run(spec)
+    monkeypatch.setattr(specc_runtime.ray, "cluster_resources", lambda: {"CPU": float(cpus), "memory": 8e9})
+    _config, capped, changes = specc_runtime.smoke_capped(run["config"], run["scaling"])
+    shape, beside, streams = run.get("shape", "train"), run.get("driver_cpu", 0.0), run.get("streams", False)
+    fitted, asked = specc_runtime.smoke_fit(capped, run.get("data_cpus"), False, shape, beside, streams, changes)
+    assert specc_runtime.worker_resources(fitted)["CPU"] == pytest.approx(expected.per_worker_cpu)
     assert (asked or 1) == expected.need.data
     line = capsys.readouterr().out
     assert line.startswith("--smoke: ") and line.count("\n") == 1
