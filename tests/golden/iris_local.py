@@ -310,8 +310,7 @@ def main(argv=None, **specc_run):
     """Runs the experiment (`--help`: its options). `specc_run`: what `specc run` passes specc_runtime.Run."""
     specc_runtime.expect("0.1.0")  # specc_runtime.py beside this file: of the same specc
     with specc_runtime.Run(__file__, __doc__.splitlines()[0], argv, RESOLVED_SPEC, RUN, **specc_run) as run:
-        config = run.config
-        trainer = make_trainer(config, run.scaling, RUN_NAME, run.storage_path)
+        trainer = make_trainer(run.config, run.scaling, RUN_NAME, run.storage_path)
         return run.finish(specc_runtime.fit(trainer))
 
 
