@@ -109,7 +109,6 @@ def context(plan: Plan, script_name: str, docstring: str | None = None) -> dict:
         "runtime_env": runtime_env,
         "backend": Code(_backend(plan)),
         "report_poll_s": literal(report_poll_s(e.scaling.num_workers)),
-        "epochs_from_workers": _shows_epochs_from_workers(plan),  # run/progress.py.j2's queue, and its imports
         "split_args": [Code(arg) for arg in SPLITS.get(getattr(e.dataset, "name", ""), ("train=True", "train=False"))],
         "cnn": _cnn(e) if e.model.type == "cnn" else {},
         "mlp_batch_norm": _choice(e, "model.batch_norm", getattr(e.model, "batch_norm", False), False),
@@ -270,22 +269,7 @@ def _shape_sentence(plan: Plan) -> str:
 
 def _imports(plan: Plan) -> list[str]:
     """The script's imports, grouped and sorted as isort (ruff's I rules) wants them."""
-    modules = {
-        "argparse",
-        "contextlib",
-        "fcntl",
-        "functools",
-        "json",
-        "logging",
-        "math",
-        "os",
-        "re",
-        "socket",
-        "stat",
-        "sys",
-        "time",
-        "numpy as np",
-    }
+    modules = {"contextlib", "functools", "json", "math", "os", "sys", "time", "numpy as np"}  # unused: dropped
     if plan.experiment.training.checkpoint_every != "never":
         modules.add("tempfile")  # a checkpoint is written to a temporary directory, then reported
     modules |= {"pyarrow.fs", "ray", "specc_runtime"}
@@ -309,7 +293,6 @@ def _imports(plan: Plan) -> list[str]:
         modules.add("gzip" if dataset.name == "fashion_mnist" else "pickle")
     if plan.experiment.model.type == "torchvision" or plan.data_source == "torchvision":
         modules.add("torchvision")
-    modules |= {"tqdm"} | ({"threading", "ray.util.queue"} if _shows_epochs_from_workers(plan) else set())
     tune_modules, froms = tune_imports(plan)
     tracking_modules, tracking_froms = tracking_imports(plan)
     modules |= tune_modules | tracking_modules
@@ -323,11 +306,6 @@ def _imports(plan: Plan) -> list[str]:
     third = sorted((m for m in modules if m not in STDLIB), key=lambda m: m.split(" ")[0].lower())
     ordered_froms = sorted(froms, key=lambda line: line.split(" ")[1])
     return [f"import {m}" for m in stdlib] + [""] + [f"import {m}" for m in third] + ordered_froms
-
-
-def _shows_epochs_from_workers(plan: Plan) -> bool:
-    """A Ray Train run on workers: its progress lines come from the controller through a Ray queue."""
-    return plan.shape == "train" and plan.experiment.scaling.num_workers > 0
 
 
 def _metric_sums(plan: Plan, loss: str = "loss_fn(outputs, yb) * len(yb)") -> list[Code]:

@@ -92,8 +92,7 @@ def _docstring(plan: Plan, script_name: str) -> str:
 
 
 def _imports(plan: Plan) -> list[str]:
-    modules = {"argparse", "contextlib", "fcntl", "functools", "importlib", "inspect", "json", "logging", "math"}
-    modules |= {"os", "re", "socket", "stat", "sys", "time", "pyarrow.fs", "ray", "specc_runtime", "tqdm"}
+    modules = {"importlib", "inspect", "json", "math", "os", "sys", "ray", "specc_runtime"}  # the unused are dropped
     tune_modules, froms = tune_imports(plan)
     stoppers = [line for line in froms if line.startswith("from ray.tune.stopper ")]
     if stoppers:  # the stop section's rules, combined with objective.max_steps (or 1 step with --smoke)
