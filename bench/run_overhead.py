@@ -16,7 +16,11 @@ writes it: Ray Train's default controller poll (2 s) is what each of its epochs 
 For each N it prints the timeline of a run, phase by phase, for both: Ray up, the Train controller, the
 worker group, data and model, epoch 0, each later epoch, results written, shutdown.
 
-Run:  .venv/bin/python bench/run_overhead.py [--quick] [--json] [--keep-logs] [--epochs 5 20]
+--before DIR adds a third run to every round: the same `specc run` with another specc tree (DIR, e.g. a
+`git worktree` of an earlier commit) on PYTHONPATH, so that a change to specc is measured against the same
+hand-written runs, interleaved, on the same machine's load.
+
+Run:  .venv/bin/python bench/run_overhead.py [--quick] [--json] [--keep-logs] [--epochs 5 20] [--before DIR]
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,12 +118,16 @@ TIMELINE = (  # (phase, from moment, to moment); None is the process's start or 
 )
 
 
-def run_logged(command: list[str], log: Path, results: Path | None = None) -> tuple[float, int, dict[str, float]]:
+def run_logged(
+    command: list[str], log: Path, results: Path | None = None, tree: Path | None = None
+) -> tuple[float, int, dict[str, float]]:
     """(wall seconds, exit status, {moment: seconds since start}) of one child; its stdout and stderr go to `log`,
     each line prefixed with the seconds since the start when it arrived. `results`: a file whose modification
-    time marks fit_returned (specc writes best.json when fit() has returned)."""
+    time marks fit_returned (specc writes best.json when fit() has returned). `tree`: the specc tree the child
+    imports (PYTHONPATH), None for this interpreter's own."""
     seen: dict[str, float] = {}
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "RAY_ADDRESS": "local"}  # a Ray of its own, never a cluster here
+    env |= tree_env(tree)
     with open(log, "wb") as out:
         wall, start = time.time(), time.perf_counter()
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
@@ -160,18 +169,21 @@ def fail(what: str, status: int, log: Path) -> None:
     sys.exit(f"{what}: exit {status}, expected 0 (last lines of {log}):\n" + "\n".join(tail))
 
 
-# -- the two runs --------------------------------------------------------------------------------
-def handwritten(storage: Path, epochs: int) -> list[str]:
+# -- the runs ------------------------------------------------------------------------------------
+def tree_env(tree: Path | None) -> dict[str, str]:
+    """The environment that makes the `specc` command import the specc of `tree` (None: its own)."""
+    return {} if tree is None else {"PYTHONPATH": str(tree)}
+
+
+def handwritten(storage: Path, epochs: int, tree: Path | None = None) -> list[str]:
     return [sys.executable, HANDWRITTEN, "--storage-path", str(storage), "--epochs", str(epochs)]
 
 
-def specc_run(storage: Path, epochs: int) -> list[str]:
+def specc_run(storage: Path, epochs: int, tree: Path | None = None) -> list[str]:
     """`specc run`, with Ray's lines shown (--verbose, where specc has it) so that the timeline can be read."""
-    shown = (
-        ["--verbose"]
-        if "--verbose" in subprocess.run([SPECC, "run", "--help"], capture_output=True, text=True).stdout
-        else []
-    )
+    env = {**os.environ, **tree_env(tree)}
+    help_text = subprocess.run([SPECC, "run", "--help"], capture_output=True, text=True, env=env).stdout
+    shown = ["--verbose"] if "--verbose" in help_text else []
     return [SPECC, "run", SPEC, "--storage-path", str(storage), "--set", f"training.epochs={epochs}", *shown]
 
 
@@ -199,20 +211,37 @@ def kept(run_dir: Path) -> int:
     return sum(1 for path in run_dir.glob("checkpoint_*") if path.is_dir())
 
 
-RUNS = {  # key: (label, command, outcome, the file whose writing marks "results written")
-    "hand": ("hand-written Ray Train script", handwritten, handwritten_outcome, None),
-    "specc": ("specc run", specc_run, specc_outcome, "digits-mlp/best.json"),
-}
+@dataclass(frozen=True)
+class Run:
+    label: str
+    command: Callable[[Path, int, Path | None], list[str]]  # (storage, epochs, tree) -> argv
+    outcome: Callable[[Path, Path], tuple[float, int]]  # (storage, log) -> (final val_accuracy, checkpoints kept)
+    results: str | None  # the file whose writing marks "results written"
+    tree: Path | None = None  # the specc tree on PYTHONPATH (None: this interpreter's own)
 
 
-def measure_runs(settings: Settings, workdir: Path, keep_logs: bool, epochs: int) -> dict[str, Timing]:
+def runs(before: Path | None) -> dict[str, Run]:
+    found = {
+        "hand": Run("hand-written Ray Train script", handwritten, handwritten_outcome, None),
+        "specc": Run("specc run", specc_run, specc_outcome, "digits-mlp/best.json"),
+    }
+    if before is not None:
+        found["before"] = Run("specc run, --before's specc", specc_run, specc_outcome, "digits-mlp/best.json", before)
+    return found
+
+
+def measure_runs(
+    settings: Settings, workdir: Path, keep_logs: bool, epochs: int, before: Path | None = None
+) -> dict[str, Timing]:
     """Round-robin, alternating which goes first; each run into its own fresh storage directory."""
-    timings = {key: Timing(label) for key, (label, *_) in RUNS.items()}
-    keys = list(RUNS)
+    which = runs(before)
+    timings = {key: Timing(run.label) for key, run in which.items()}
+    keys = list(which)
     total = settings.warmups + settings.repetitions
     for round_ in range(total):
         for key in keys if round_ % 2 == 0 else keys[::-1]:
-            label, command, outcome, results = RUNS[key]
+            run = which[key]
+            label, outcome, results = run.label, run.outcome, run.results
             storage, log = workdir / f"{key}-{epochs}-{round_}", workdir / f"{key}-{epochs}-{round_}.log"
             storage.mkdir()
             warm = round_ < settings.warmups
@@ -223,7 +252,8 @@ def measure_runs(settings: Settings, workdir: Path, keep_logs: bool, epochs: int
                 end="",
                 flush=True,
             )
-            seconds, status, seen = run_logged(command(storage, epochs), log, results and storage / results)
+            command = run.command(storage, epochs, run.tree)
+            seconds, status, seen = run_logged(command, log, results and storage / results, run.tree)
             if status != 0:
                 fail(label, status, log)
             accuracy, checkpoints = outcome(storage, log)
@@ -240,11 +270,11 @@ def measure_runs(settings: Settings, workdir: Path, keep_logs: bool, epochs: int
     return timings
 
 
-def measure_dry_run(settings: Settings, workdir: Path) -> Timing:
-    timing = Timing("specc run --dry-run")
+def measure_dry_run(settings: Settings, workdir: Path, tree: Path | None = None) -> Timing:
+    timing = Timing("specc run --dry-run" + (", --before's specc" if tree else ""))
     log = workdir / "dry-run.log"
     for index in range(settings.dry_warmups + settings.dry_runs):
-        seconds, status, _ = run_logged([SPECC, "run", "--dry-run", SPEC], log)
+        seconds, status, _ = run_logged([SPECC, "run", "--dry-run", SPEC], log, tree=tree)
         if status != 0:
             fail(timing.label, status, log)
         if index >= settings.dry_warmups:
@@ -253,6 +283,20 @@ def measure_dry_run(settings: Settings, workdir: Path) -> Timing:
 
 
 # -- reporting -----------------------------------------------------------------------------------
+def specc_tree(tree: Path | None = None) -> str:
+    """Which specc the `specc` command runs: its package directory and that tree's commit. PYTHONPATH points it at
+    another tree (--before, or the environment's); -P keeps the cwd off the probe's path, as the console script
+    has it."""
+    probe = "import specc; print(specc.__file__)"
+    env = {**os.environ, **tree_env(tree)}
+    where = subprocess.run([sys.executable, "-P", "-c", probe], capture_output=True, text=True, env=env).stdout.strip()
+    package = Path(where).parent
+    commit = subprocess.run(
+        ["git", "-C", str(package), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    return f"{package} ({'commit ' + commit if commit else 'not a git tree'})"
+
+
 def versions() -> str:
     from importlib.metadata import version
 
@@ -260,12 +304,12 @@ def versions() -> str:
 
 
 def report(timings: dict[str, Timing], epochs: int) -> dict:
-    hand, specc = timings["hand"], timings["specc"]
+    hand, specc, before = timings["hand"], timings["specc"], timings.get("before")
     ratio, goal = specc.median / hand.median, GOALS[epochs]
     print()
     print(f"{epochs} epochs")
     print(f"{'command':<32}{'runs':>5}{'median':>10}{'min':>10}{'max':>10}   final val_accuracy (each run)")
-    for timing in (hand, specc):
+    for timing in timings.values():
         accuracies = " ".join(f"{value:.4f}" for value in timing.final_accuracy)
         print(
             f"{timing.label:<32}{len(timing.seconds):>5}{timing.median:>9.2f}s{min(timing.seconds):>9.2f}s"
@@ -273,15 +317,26 @@ def report(timings: dict[str, Timing], epochs: int) -> dict:
         )
     print()
     print("timeline (medians; moments are Ray's log lines as the parent receives them, and specc's best.json):")
-    print(f"{'phase':<42}{'hand':>8}{'specc':>10}{'specc-hand':>12}")
+    extra = f"{'before':>10}{'specc-before':>14}" if before else ""
+    print(f"{'phase':<42}{'hand':>8}{'specc':>10}{'specc-hand':>12}{extra}")
     for name, _, _ in TIMELINE:
         a, b = hand.phase_median(name), specc.phase_median(name)
         if a is not None and b is not None:
-            print(f"{name:<42}{a:>7.2f}s{b:>9.2f}s{b - a:>+11.2f}s")
+            c = before.phase_median(name) if before else None
+            extra = f"{c:>9.2f}s{b - c:>+13.2f}s" if c is not None else ""
+            print(f"{name:<42}{a:>7.2f}s{b:>9.2f}s{b - a:>+11.2f}s{extra}")
     verdict = "met" if ratio <= goal else "MISSED"
     print(f"specc run / hand-written, {epochs} epochs: {ratio:.3f}x (goal <= {goal}: {verdict})")
     print(f"difference of medians: {specc.median - hand.median:+.2f}s per run")
-    loads = hand.loads + specc.loads
+    if before:
+        print(f"--before's specc run / hand-written: {before.median / hand.median:.3f}x")
+        print(
+            f"specc run / --before's: {specc.median / before.median:.3f}x"
+            f" ({specc.median - before.median:+.2f}s per run; per round: "
+            + ", ".join(f"{now / then:.3f}x" for now, then in zip(specc.seconds, before.seconds, strict=True))
+            + ")"
+        )
+    loads = [load for timing in timings.values() for load in timing.loads]
     print(
         f"load average (1 min) as measured runs started: {min(loads):.2f} to {max(loads):.2f} on {os.cpu_count()} CPUs"
         + (" - a busy machine: expect noise of 10% or more" if max(loads) > 0.5 * (os.cpu_count() or 1) else "")
@@ -294,7 +349,12 @@ def report(timings: dict[str, Timing], epochs: int) -> dict:
         "epochs": epochs,
         "ratio": ratio,
         "goal": goal,
-        "timings": {"hand": hand.figures(), "specc": specc.figures()},
+        **(
+            {"ratio_before": before.median / hand.median, "specc_over_before": specc.median / before.median}
+            if before
+            else {}
+        ),
+        "timings": {key: timing.figures() for key, timing in timings.items()},
     }
 
 
@@ -305,6 +365,12 @@ def main(argv=None) -> int:
     parser.add_argument("--keep-logs", action="store_true", help="keep each run's output and storage directory")
     parser.add_argument("--repetitions", type=int, help="measured rounds (default: 3, --quick: 1)")
     parser.add_argument("--epochs", type=int, nargs="+", choices=sorted(GOALS), default=sorted(GOALS))
+    parser.add_argument(
+        "--before",
+        type=Path,
+        metavar="DIR",
+        help="another specc tree (e.g. a git worktree of an earlier commit): its specc run joins every round",
+    )
     args = parser.parse_args(argv)
     settings = QUICK if args.quick else FULL
     if args.repetitions:
@@ -312,18 +378,31 @@ def main(argv=None) -> int:
 
     print(f"Python {platform.python_version()} ({sys.executable}), {versions()}")
     print(f"{os.cpu_count()} CPUs, {platform.platform()}")
+    before = args.before.resolve() if args.before else None
+    if before and not (before / "specc" / "__init__.py").is_file():
+        parser.error(f"--before {args.before}: no specc package there (expected {before / 'specc' / '__init__.py'})")
+    tree = specc_tree()
+    print(f"specc: {tree}")
+    if before:
+        print(f"--before's specc: {specc_tree(before)}")
     print(
         f"spec {SPEC} vs {HANDWRITTEN}: {settings.warmups} warm-up round(s), {settings.repetitions} measured, "
         "interleaved; each run a fresh process, local Ray, fresh storage directory"
     )
     workdir = Path(tempfile.mkdtemp(prefix="specc-bench-run-"))
-    figures = {"settings": settings.__dict__}
+    figures = {"settings": settings.__dict__, "specc": tree, **({"before": specc_tree(before)} if before else {})}
     try:
         dry = measure_dry_run(settings, workdir)
         figures["dry_run"] = dry.figures()
+        dry_before = measure_dry_run(settings, workdir, before) if before else None
+        if dry_before:
+            figures["dry_run_before"] = dry_before.figures()
         for epochs in args.epochs:
-            figures[f"{epochs}_epochs"] = report(measure_runs(settings, workdir, args.keep_logs, epochs), epochs)
+            timings = measure_runs(settings, workdir, args.keep_logs, epochs, before)
+            figures[f"{epochs}_epochs"] = report(timings, epochs)
         print(f"\nspecc before Ray (dry run, median of {len(dry.seconds)}): {dry.median * 1000:.0f} ms")
+        if dry_before:
+            print(f"--before's specc before Ray (dry run): {dry_before.median * 1000:.0f} ms")
     finally:
         if args.keep_logs:
             print(f"logs and run directories kept in {workdir}")
