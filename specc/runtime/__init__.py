@@ -43,14 +43,31 @@ def experiment_version(text: str) -> str | None:
 def single_file(experiment: str) -> str:
     """The experiment with the runtime inlined at its end (--single-file): one module, no import of the runtime.
 
-    The experiment refers to the runtime only inside functions (`specc_runtime.X`), so the runtime's definitions
-    may follow them; `specc_runtime` then names this module itself. The experiment and the runtime share no
-    top-level name (a test holds every example spec to this)."""
+    The experiment's `specc_runtime.X` become plain `X`: the runtime's definitions are this module's own, and like
+    the experiment's they reach Ray's workers by value (a name bound to this module would not: on a worker,
+    __main__ is the worker's own). The experiment refers to the runtime only inside functions, so the runtime's
+    definitions may follow them; the two share no top-level name (a test holds every example spec to this)."""
     if not experiment.endswith(_MAIN) or f"\n{IMPORT}\n" not in experiment:
         raise ValueError("not an experiment file specc compiled")
-    body = experiment[: -len(_MAIN)].replace(f"\n{IMPORT}\n", "\n", 1)
-    runtime = source()
-    return f"{body}{_INLINED}{runtime}\n{NAME} = sys.modules[__name__]{_MAIN}"
+    body = _unqualified(experiment[: -len(_MAIN)].replace(f"\n{IMPORT}\n", "\n", 1))
+    return f"{body}{_INLINED}{source()}{_MAIN}"
+
+
+def _unqualified(code: str) -> str:
+    """`code` with each `specc_runtime.` in front of a name dropped, strings and comments left as they are."""
+    import io
+    import tokenize
+
+    lines = code.splitlines(True)
+    drops = []  # (row, start column, end column) of each `specc_runtime.` to drop
+    tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    for first, dot, name in zip(tokens, tokens[1:], tokens[2:], strict=False):
+        if (first.type, first.string, dot.string, name.type) == (tokenize.NAME, NAME, ".", tokenize.NAME):
+            drops.append((first.start[0], first.start[1], dot.end[1]))
+    for row, start, end in reversed(drops):  # right to left: earlier columns on a line stay where they were
+        line = lines[row - 1]
+        lines[row - 1] = line[:start] + line[end:]
+    return "".join(lines)
 
 
 def imports_runtime(text: str) -> bool:

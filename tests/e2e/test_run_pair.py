@@ -46,7 +46,9 @@ def test_a_single_file_script_runs_alone(tmp_path, spec_file):
     from specc.cli import main
 
     script = tmp_path / "alone" / "paired.py"
-    assert main(["compile", str(spec_file(SPEC)), "-o", str(script), "--single-file"]) == 0
+    # on a Ray Train worker: the runtime's functions reach it by value from __main__, as the experiment's do
+    on_a_worker = SPEC.replace("num_workers: 0", "num_workers: 1")
+    assert main(["compile", str(spec_file(on_a_worker)), "-o", str(script), "--single-file"]) == 0
     assert sorted(path.name for path in script.parent.iterdir()) == ["paired.py"]  # no runtime beside it
 
     done = python_script(script, "--smoke", "--storage-path", tmp_path / "runs", cwd=tmp_path, timeout=240)

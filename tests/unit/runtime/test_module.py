@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from specc import runtime
+from specc.runtime import NAME
 from tests.conftest import ROOT
 
 RUNTIME = ROOT / "specc" / "runtime" / runtime.FILE
@@ -97,3 +98,6 @@ def test_a_single_file_is_one_module_that_imports_no_runtime(golden):
     assert "specc_runtime" not in imported_modules(tree)
     assert defined_names(TREE) <= defined_names(tree)
     assert text.rstrip().endswith('if __name__ == "__main__":\n    main()')
+    qualified = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute) and ast.unparse(node.value) == NAME]
+    assert not qualified, "the experiment's calls name the inlined runtime's definitions directly"
+    assert "specc_runtime.py" in text  # its comments and strings are left as they are
