@@ -270,23 +270,23 @@ def test_a_local_run_without_the_files_is_refused_before_ray_starts(write_spec, 
     script.__file__ = str(output)
     exec(compile(source, script.__file__, "exec"), script.__dict__)
     with pytest.raises(SystemExit) as refused:
-        script.prepare(script.parse_args([]))
+        script.prepare(script.CONFIG, None)
     assert (
         str(tmp_path / "keras") in str(refused.value.code) and "cifar-10-batches-py/data_batch_1" in refused.value.code
     )
     with pytest.raises(SystemExit, match="data_batch_1"):  # "local" named: a Ray of its own all the same
-        script.prepare(script.parse_args(["--address", "local"]))
+        script.prepare(script.CONFIG, "local")
     monkeypatch.setenv("RAY_ADDRESS", "local")  # likewise
     with pytest.raises(SystemExit, match="data_batch_1"):
-        script.prepare(script.parse_args([]))
+        script.prepare(script.CONFIG, None)
     monkeypatch.delenv("RAY_ADDRESS")
     write_cifar10(tmp_path / "keras", per_batch=2, n_test=2)
-    config, _ = script.prepare(script.parse_args([]))
+    config = script.prepare(script.CONFIG, None)
     assert config["dataset"]["path"] == str(tmp_path / "keras")
     (tmp_path / "keras" / "cifar-10-batches-py" / "data_batch_1").unlink()
-    assert script.prepare(script.parse_args(["--address", "auto"]))  # a cluster's workers have their own disks
+    assert script.prepare(script.CONFIG, "auto")  # a cluster's workers have their own disks
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")  # a submitted job's driver, likewise
-    assert script.prepare(script.parse_args([]))
+    assert script.prepare(script.CONFIG, None)
 
 
 SUBSET = "{train: 9, validation: 9}"

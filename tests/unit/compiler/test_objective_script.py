@@ -116,7 +116,7 @@ def test_every_variant_is_ruff_clean_and_formatted(compiled):
 def test_the_script_imports_the_function_and_builds_a_tuner_over_it(compiled):
     source = compiled[1]["random"]
     assert 'OBJECTIVE = "functions:objective"' in source
-    assert "tune.with_resources(tune.with_parameters(run_trial, where=where), per_trial)" in source
+    assert "tune.with_resources(tune.with_parameters(run_trial, where=where), run.per_trial)" in source
     assert "tune.Tuner(\n                trainable," in source
     # only what this spec uses: no model, data, Train workers or epochs
     for absent in ("TorchTrainer", "ScalingConfig", "train_func", "import torch", "epoch"):
@@ -137,7 +137,7 @@ def test_the_script_imports_the_function_and_builds_a_tuner_over_it(compiled):
         ("pb2", ["PB2(", 'hyperparam_bounds={"x": [-5.0, 5.0]}']),
         (
             "gpu",
-            ['per_trial = {"CPU": 2.0, "GPU": 1}', "per_trial = smoke_fit(per_trial, args.quiet)", 'name != "GPU"'],
+            ['"per_trial": {"CPU": 2.0, "GPU": 1},', '"shape": "objective",'],  # --smoke: specc_runtime's
         ),
     ],
 )
@@ -207,14 +207,15 @@ def test_a_trial_that_went_back_is_judged_by_the_run_that_ended_it(tmp_path):
         path="/runs/case/trial_a", metrics_dataframe=history, metrics={"training_iteration": 2, "loss": 9.5},
         error=None, config={"steps": 8, "x": 0.0, "nested": {"y": 1.0, "z": "keep"}},
     )  # fmt: skip
-    kept = script.history_of(trial)
+    runtime, search = script.specc_runtime, script.RUN["search"]
+    kept = runtime.history_of(trial)
     assert kept["training_iteration"].tolist() == [1, 2] and kept["loss"].tolist() == [10.0, 9.5]
-    row = script.trial_row(trial)
+    row = runtime.objective_row(trial, search)
     assert (row["status"], row["steps"], row["best_loss"], row["last_loss"]) == ("stopped", 2, 9.5, 9.5)
     # a retry from a checkpoint at step 2 repeats step 3 onwards: the steps before it stay
     history = pd.DataFrame({"training_iteration": [1, 2, 3, 4, 3, 4, 5], "loss": [7.0, 6.0, 5.0, 4.0, 5.5, 4.5, 3.5]})
     resumed = types.SimpleNamespace(metrics_dataframe=history, metrics={"training_iteration": 5, "loss": 3.5})
-    assert script.history_of(resumed)["loss"].tolist() == [7.0, 6.0, 5.5, 4.5, 3.5]
+    assert runtime.history_of(resumed)["loss"].tolist() == [7.0, 6.0, 5.5, 4.5, 3.5]
 
 
 def test_median_stopping_lets_a_trial_run_on_while_too_few_others_have_reached_its_step(tmp_path):
@@ -237,10 +238,12 @@ def test_median_stopping_lets_a_trial_run_on_while_too_few_others_have_reached_i
 
 def test_results_rows_name_spec_paths_and_best_yaml_is_a_one_trial_spec(tmp_path):
     script = script_of(write_case(tmp_path, "random"))
+    runtime, search = script.specc_runtime, script.RUN["search"]
     config = {"steps": 8, "x": 2.5, "nested": {"y": 0.5, "z": "keep"}}
-    assert script.sampled(config) == {"objective.params.x": 2.5, "objective.params.nested.y": 0.5}
-    summary = {"trial_id": "abc", "metrics": {"loss": 0.75}, "config": script.sampled(config)}
-    text = script.best_spec(summary)
+    sampled = runtime.objective_params(config, search["paths"])
+    assert sampled == {"objective.params.x": 2.5, "objective.params.nested.y": 0.5}
+    summary = {"trial_id": "abc", "metrics": {"loss": 0.75}, "config": sampled}
+    text = runtime.objective_spec(summary, search, script.RESOLVED_SPEC)
     best = yaml.safe_load(text)
     assert best["objective"]["params"] == config
     assert best["tune"] == {"metric": "loss", "mode": "min", "num_samples": 1, "space": {}}
@@ -310,7 +313,12 @@ def test_hostile_params_stay_data(tmp_path):
 def test_progress_lines_count_steps_and_show_the_sampled_params(tmp_path, capsys):
     """An objective search shows specc's lines, not Tune's status table: steps are the function's reports."""
     script = script_of(write_case(tmp_path, "asha_stop"))
-    progress = script.TrialProgress(8)
+    paths = script.RUN["search"]["paths"]  # what main() hands the runtime's TrialProgress:
+    built = 'RUN_NAME, steps, REPORTED, RUN["search"]["paths"], steps=True, rungs=RUNGS'
+    assert built in api.compile(api.load(write_case(tmp_path, "asha_stop")))
+    progress = script.specc_runtime.TrialProgress(
+        script.RUN_NAME, 8, script.REPORTED, paths, steps=True, rungs=script.RUNGS
+    )
     progress.setup(total_num_samples=2)
     trial = types.SimpleNamespace(
         trial_id="a_00000", config={"steps": 8, "x": 2.5, "nested": {"y": 0.5}}, last_result=None, status="RUNNING"
@@ -324,7 +332,8 @@ def test_progress_lines_count_steps_and_show_the_sampled_params(tmp_path, capsys
     # only the declared metrics (objective.metrics: [loss]), never Tune's own or undeclared ones
     assert lines[1].startswith("objective-case: [0/2] trial a_00000 step 2/8 (rung)  loss 1.5  elapsed")
     assert lines[2].startswith("objective-case: [1/2] trial a_00000 stopped early at step 4/8  loss 0.75  elapsed")
-    unbounded = script_of(write_case(tmp_path, "unbounded")).TrialProgress(None)
+    other = script_of(write_case(tmp_path, "unbounded"))
+    unbounded = other.specc_runtime.TrialProgress(other.RUN_NAME, None, other.REPORTED, paths, steps=True)
     unbounded.setup(total_num_samples=1)
     unbounded.on_trial_complete(0, [trial], trial)
     assert "finished at step 4  loss 0.75" in capsys.readouterr().out  # max_steps null: the function decides

@@ -96,27 +96,40 @@ def test_a_search_hands_tune_exactly_the_loggers_named(write_spec, callbacks, lo
 
 
 @pytest.mark.parametrize("framework", ["torch", "tensorflow"])
-def test_a_training_run_gets_a_ray_train_user_callback(write_spec, framework):
+def test_a_training_run_gets_a_ray_train_user_callback(write_spec, framework, tmp_path):
     text = source(write_spec, TRAIN.format(framework=framework, workers=2, callbacks="[csv, tensorboard]"))
     assert "class Tracking(ray.train.UserCallback):" in text
-    assert "callbacks = [tracking, show_epochs] if show_epochs else [tracking]" in text
+    assert '"tracking": Tracking,  # run.callbacks' in text  # specc_runtime.Run makes it the Trainer's callback
     assert "IN_PROCESS_CALLBACKS" not in text  # workers: Ray Train's controller calls it
     assert "import tensorboardX" in text and "import mlflow" not in text and "import wandb" not in text
     compile(text, "script.py", "exec")
+    script = script_of(write_spec, TRAIN.format(framework=framework, workers=2, callbacks="[csv, tensorboard]"))
+    run = script.specc_runtime.Run(script.__file__, "a run", ["--quiet"], script.RESOLVED_SPEC, script.RUN)
+    run.run_dir = str(tmp_path / "run")
+    run.show_epochs()  # --quiet: no progress lines, so Ray's queue for them is not needed here
+    assert [type(callback).__name__ for callback in run.callbacks] == ["Tracking"]
+    assert run.callbacks[0].failures_left == 0  # run.max_failures
 
 
 def test_a_training_run_without_callbacks_has_no_tracking(write_spec):
     text = source(write_spec, TRAIN.format(framework="torch", workers=2, callbacks="[]"))
     assert "Tracking" not in text and "def trackers" not in text and "tracking" not in text
-    assert "callbacks = [show_epochs] if show_epochs else []" in text  # the progress's callback only
+    assert "run.callbacks)" in text  # the progress's callback only, which specc_runtime.Run adds
 
 
-def test_local_mode_logs_from_report(write_spec):
+def test_local_mode_logs_from_report(write_spec, tmp_path):
     """Ray Train's local mode (num_workers: 0) calls no callbacks: the script's report() logs each epoch."""
     text = source(write_spec, TRAIN.format(framework="torch", workers=0, callbacks="[json]"))
     report = text.split("def report(", 1)[1].split("\n\n\n", 1)[0]
-    assert "for callback in IN_PROCESS_CALLBACKS:\n            callback.log(metrics)" in report
-    assert "IN_PROCESS_CALLBACKS[:] = [tracking, progress] if progress else [tracking]" in text
+    assert "for callback in specc_runtime.IN_PROCESS_CALLBACKS:\n            callback.log(metrics)" in report
+    script = script_of(write_spec, TRAIN.format(framework="torch", workers=0, callbacks="[json]"))
+    run = script.specc_runtime.Run(script.__file__, "a run", [], script.RESOLVED_SPEC, script.RUN)
+    run.run_dir = str(tmp_path / "run")
+    run.show_epochs()
+    callbacks = script.specc_runtime.IN_PROCESS_CALLBACKS
+    assert [type(callback).__name__ for callback in callbacks] == ["Tracking", "EpochProgress"]
+    run.__exit__(None, None, None)
+    assert callbacks == []
 
 
 def script_of(write_spec, text) -> types.ModuleType:

@@ -52,7 +52,7 @@ def script(tmp_path_factory):
 
 def test_sampled_values_land_at_their_paths_and_config_stays_as_compiled(script):
     sample = {"training.optimizer.lr": 0.01, "model.hidden_sizes.1": 8, "dataset.batch_size": 32}
-    config = script.with_sample(script.CONFIG, sample)
+    config = script.specc_runtime.with_sample(script.CONFIG, sample)
     assert config["training"]["optimizer"]["lr"] == 0.01
     assert config["model"]["hidden_sizes"] == [32, 8]
     assert config["dataset"]["batch_size"] == 32
@@ -155,7 +155,7 @@ def test_best_yaml_is_a_spec_of_the_winner_without_the_search(script, tmp_path):
         "config": {"training.optimizer.lr": 0.02, "model.hidden_sizes.1": 9, "dataset.batch_size": 64},
         "metrics": {"val_accuracy": 0.95},
     }
-    text = script.best_spec(script.CONFIG, summary)
+    text = script.specc_runtime.best_spec(script.CONFIG, summary, script.RUN["search"], script.RESOLVED_SPEC)
     assert text.startswith("# The best trial of tiny-search (abc_00001, val_accuracy 0.95)")
     best = yaml.safe_load(text)
     assert "tune" not in best and "stop" not in best and "scheduler" not in best
@@ -173,7 +173,7 @@ def test_results_csv_cells(script):
         {"trial_id": "a", "status": "completed", "model.hidden_sizes": [64, 32], "act": "relu", "best": None},
         {"trial_id": "b", "status": "error", "model.hidden_sizes": [8], "act": "tanh", "best": 0.5},
     ]
-    assert script.csv_text(rows).splitlines() == [
+    assert script.specc_runtime.csv_text(rows).splitlines() == [
         "trial_id,status,model.hidden_sizes,act,best",
         'a,completed,"[64, 32]",relu,',
         "b,error,[8],tanh,0.5",
