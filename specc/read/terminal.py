@@ -172,13 +172,14 @@ def json_text(value, **dumps) -> str:
 
 
 def csv_text(rows) -> str:
-    """Rows of cells as CSV (`\\n` line ends), each cell escaped as `one_line` escapes it: a line end or a control
-    in a value is written escaped, never raw, so every row is one line. A row whose first cell would start a workflow
-    command is written with every cell quoted, so that its line starts with `"` and the cell reads back as it was."""
+    """Rows of cells as CSV (`\\n` line ends), each cell escaped as `one_line` escapes it: a line end, a tab or a
+    control in a value is written escaped, never raw, so every row is one line of plain cells. A row whose first
+    cell would start a workflow command is written with every cell quoted, so that its line starts with `"` and the
+    cell reads back as it was."""
     out = io.StringIO()
     plain, quoted = csv.writer(out, lineterminator="\n"), csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
     for row in rows:
-        cells = [_shown(str(cell).replace("\n", "\\n")) for cell in row]
+        cells = [_shown(str(cell).replace("\n", "\\n").replace("\t", "\\t")) for cell in row]
         opens_command = bool(cells) and cells[0].lstrip(" \t").startswith("::")
         (quoted if opens_command else plain).writerow(cells)
     return out.getvalue()

@@ -363,3 +363,12 @@ def test_a_malformed_best_json_is_a_warning_naming_its_line(tmp_path):
     assert result.returncode == Exit.OK
     assert result.stderr.startswith(f"{tmp_path / 'best.json'}:2: warning[W308]: not valid JSON: ")
     assert result.stdout.startswith(f"{tmp_path}: 5 epochs") and "Traceback" not in result.stderr
+
+
+def test_csv_output_writes_a_tab_or_a_line_end_in_a_cell_escaped(tmp_path):
+    """A header or value holding a tab (from a results.csv of any origin) is not printed raw: every printed cell is
+    plain text a terminal or a CI log takes as it is (found by tests/hostile/test_run_dir_readers.py's generator)."""
+    from specc.results.run_dir import format_csv
+
+    text = format_csv(read_run(write_run(tmp_path / "r", {"results.csv": 'trial_id,"\t"\na,"x\ty\nz"\n'})))
+    assert text == "trial_id,\\t\na,x\\ty\\nz\n"
