@@ -383,7 +383,8 @@ def cmd_compile(args) -> int:
     # the default output stays below the working directory: a committed `build` link does not carry it elsewhere
     for path, text in reversed(written.items()):  # the runtime first: the experiment file never lacks its runtime
         write_file(path, text, within=None if args.output else os.getcwd())
-    say(output)
+    for path in written:  # the experiment, then the runtime beside it
+        say(path)
     return Exit.OK
 
 
