@@ -39,7 +39,7 @@ def expect(version):
     """Stops an experiment file compiled by another specc than this runtime: they are written as a pair."""
     if version != VERSION:
         raise SystemExit(
-            f"{__name__}.py was written by specc {VERSION}, the experiment file by specc {version}: "
+            f"{__file__} was written by specc {VERSION}, the experiment file beside it by specc {version}: "
             "compile the spec again (`specc compile SPEC -o FILE` writes both)"
         )
 

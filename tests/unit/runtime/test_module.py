@@ -59,8 +59,9 @@ def test_an_experiment_next_to_a_runtime_of_another_specc_is_told_to_recompile()
     import specc_runtime
 
     specc_runtime.expect(specc_runtime.VERSION)  # the same specc: nothing to say
-    with pytest.raises(SystemExit, match=r"specc 0\.0\.1.*compile the spec again"):
+    with pytest.raises(SystemExit, match=r"specc 0\.0\.1.*compile the spec again") as refused:
         specc_runtime.expect("0.0.1")
+    assert str(refused.value.code).startswith(specc_runtime.__file__)  # which runtime was found
 
 
 def test_the_runtime_is_importable_as_the_module_compile_writes(tmp_path):
