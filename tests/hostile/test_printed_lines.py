@@ -134,7 +134,8 @@ def write_run(directory: Path, value: str) -> Path:
 def test_compile_prints_the_path_it_wrote_escaped(project, capsys):
     spec = write_spec(project, "x", name=f"ev{EVIL}")
     out, _ = shown_safely(capsys, "compile", str(spec), codes=(0,))
-    assert out == "build/ev\\x1b[31m\\x07\\u202e\\n::error file=x::y.py\n"  # before: raw, and a second line
+    # before: raw, and a second line; the runtime written beside it is named on its own line after it
+    assert out == "build/ev\\x1b[31m\\x07\\u202e\\n::error file=x::y.py\nbuild/specc_runtime.py\n"
 
 
 def test_compile_check_says_stale_on_one_escaped_line(project, capsys):
@@ -213,7 +214,7 @@ def test_results_of_a_hostile_run_directory(project, capsys, fmt):
 def test_check_compiled_names_a_script_whose_name_opens_a_workflow_command(project, capsys):
     spec = write_spec(project, "x")
     out, _ = shown_safely(capsys, "compile", str(spec), "-o", "::warning file=a::forged.py", codes=(0,))
-    assert out == "\\x3a:warning file=a::forged.py\n"
+    assert out == "\\x3a:warning file=a::forged.py\nspecc_runtime.py\n"
     spec.write_text(spec.read_text(encoding="utf-8").replace("epochs: 2", "epochs: 3"), encoding="utf-8")
     _, err = shown_safely(capsys, "check-compiled", "::warning file=a::forged.py", codes=(1,))
     assert err.startswith("\\x3a:warning file=a::forged.py: ")
