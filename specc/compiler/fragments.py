@@ -81,7 +81,7 @@ def context(plan: Plan, script_name: str, docstring: str | None = None) -> dict:
         "lean": lean,  # one Tune trial per process: Tune's session, no worker group
         "checkpointed": _checkpointed(e),
         "clipping": _clipping(e),
-        "sends_runtime_env": bool(runtime_env) or plan.working_dir is not None,  # see job_runtime_env
+        "excludes": excludes_beyond(plan),
         "session": Code("tune" if lean else "ray.train"),
         "move_batches": lean and e.scaling.use_gpu and plan.loader != "ray_data",
         "restore_args": Code(RESTORE[e.run.resume]),
@@ -330,6 +330,18 @@ def _set_or_searched(e, field: str) -> bool:
 
     path = f"training.{field}"
     return getattr(e.training, field) is not None or any(path in entries for _kind, _where, entries in space_entries(e))
+
+
+def excludes_beyond(plan: Plan) -> list[str]:
+    """What the job's working directory leaves behind besides the runtime's LEFT_BEHIND (which plan.excludes opens
+    with): cluster.include's "!" patterns, then cluster.excludes or the data that stays behind."""
+    from specc import runtime
+
+    left_behind = [*runtime.constant("ALWAYS_EXCLUDED"), *runtime.constant("SECRETS")]
+    if plan.working_dir is None:
+        return []
+    assert plan.excludes[: len(left_behind)] == left_behind, "plan.excludes opens with the runtime's LEFT_BEHIND"
+    return plan.excludes[len(left_behind) :]
 
 
 def runtime_env_of(experiment) -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 
-from specc.compiler.fragments import RESTORE, STDLIB, _wrapped, compiled_by, runtime_env_of
+from specc.compiler.fragments import RESTORE, STDLIB, _wrapped, compiled_by, excludes_beyond, runtime_env_of
 from specc.compiler.render import WIDTH, Code, Multiline, literal
 from specc.compiler.resolve import Plan
 from specc.compiler.tracking import tracking_context, tracking_imports
@@ -30,7 +30,7 @@ def objective_context(plan: Plan, script_name: str) -> dict:
         "param_space": param_space(e),
         "restore_args": Code(RESTORE[e.run.resume]),
         "runtime_env": runtime_env,
-        "sends_runtime_env": True,  # the objective's module travels with the job to a cluster
+        "excludes": excludes_beyond(plan),
         "data_paths": [],
         "checkpoint_args": Code(_checkpoint_args(e)),
         "per_trial": trial_resources(e.scaling),

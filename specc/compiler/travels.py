@@ -16,51 +16,15 @@ from __future__ import annotations
 
 import os
 
+from specc import runtime
 from specc.spec import Experiment
 
-ALWAYS_EXCLUDED = (
-    ".git",
-    "__pycache__",
-    "*.pyc",
-    ".venv",
-    "venv",
-    ".tox",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".ipynb_checkpoints",
-)
 
-
-# Well-known files that hold secrets. Ray ships what it finds: an `.env` beside the code would reach every node.
-# A directory's contents are matched (".ssh/**"), not the directory, so that cluster.include can name one file in it.
-SECRETS = (
-    ".env*",  # dotenv files: .env, .env.local, .envrc
-    "id_rsa*",  # SSH keys, wherever they lie
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    "**/.ssh/**",
-    "**/.aws/**",  # AWS credentials and config
-    "**/.azure/**",
-    "**/.config/gcloud/**",
-    "**/.docker/config.json",
-    "**/.gnupg/**",
-    "**/.kube/**",  # kube configs
-    "kubeconfig",
-    "*.kubeconfig",
-    ".netrc",
-    "_netrc",
-    ".git-credentials",
-    ".pypirc",
-    ".npmrc",
-    "*.pem",  # private keys and certificates
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "credentials.json",
-    "client_secret*.json",
-)
+def __getattr__(name: str):
+    """ALWAYS_EXCLUDED and SECRETS: the runtime's, which the scripts leave behind (its LEFT_BEHIND), read lazily."""
+    if name in ("ALWAYS_EXCLUDED", "SECRETS"):
+        return runtime.constant(name)
+    raise AttributeError(name)
 
 
 def spec_dir(spec_file: str) -> str:
@@ -87,7 +51,7 @@ def working_dir(experiment: Experiment, spec_file: str) -> str:
 def excludes(experiment: Experiment, spec_file: str) -> list[str]:
     """Ray `excludes` patterns for the working directory (the run storage path is added where it is known:
     `storage_exclude`)."""
-    patterns = list(ALWAYS_EXCLUDED) + secrets(experiment.cluster.include or [])
+    patterns = list(runtime.constant("ALWAYS_EXCLUDED")) + secrets(experiment.cluster.include or [])
     if experiment.cluster.excludes is not None:
         return patterns + list(experiment.cluster.excludes)
     root = {"torchvision": "root", "keras_dataset": "path"}.get(getattr(experiment.dataset, "type", None))
@@ -103,7 +67,7 @@ def secrets(include: list[str]) -> list[str]:
     pattern that matches a path, so a name in cluster.include wins over SECRETS (and a directory named there
     ships whole), while cluster.excludes, after it, still wins over both."""
     shipped = [pattern for name in include for pattern in (f"!{name}", f"!{name.rstrip('/')}/**")]
-    return [*SECRETS, *shipped]
+    return [*runtime.constant("SECRETS"), *shipped]
 
 
 def anchored(path: str, root: str) -> str | None:

@@ -126,7 +126,7 @@ def _run_module(module, experiment, sources, smoke, resume, force, address, stor
     address = address or experiment.cluster.address
     storage = storage_path or experiment.run.storage_path
     storage = storage if "://" in storage else os.path.abspath(storage)
-    if not ray_is_up() and getattr(module, "WORKING_DIR", None) and module.specc_runtime.joins_cluster(address):
+    if not ray_is_up() and "working_dir" in module.RUN and module.specc_runtime.joins_cluster(address):
         _check_shipment(module, storage, spec_file)
     started = _start_ray(module, address, storage, spec_file, quiet, verbose)
     try:
@@ -237,14 +237,16 @@ def ray_is_up() -> bool:
 
 def _check_shipment(module, storage: str, spec_file: str | None) -> None:
     """Joining a cluster, the working directory travels with the job: one larger than Ray uploads is refused
-    here, with what fills it, before anything is sent; links Ray must not follow join the script's EXCLUDES, and
+    here, with what fills it, before anything is sent; links Ray must not follow join the script's excludes, and
     what stays behind unasked (secrets, those links) is named on stderr."""
     from specc.compiler.travels import storage_exclude
     from specc.execute import shipping
 
-    root = os.path.normpath(os.path.join(os.path.dirname(module.__file__), module.WORKING_DIR))
-    package = shipping.checked(root, module.EXCLUDES + storage_exclude(storage, root), spec_file)
-    module.EXCLUDES = module.EXCLUDES + list(package.links)
+    experiment = module.RUN
+    root = os.path.normpath(os.path.join(os.path.dirname(module.__file__), experiment["working_dir"]))
+    excludes = [*module.specc_runtime.LEFT_BEHIND, *experiment.get("excludes", [])]
+    package = shipping.checked(root, excludes + storage_exclude(storage, root), spec_file)
+    experiment["excludes"] = [*experiment.get("excludes", []), *package.links]
     warning = shipping.left_behind_warning(package, spec_file)
     if warning:
         err(warning)
@@ -252,8 +254,8 @@ def _check_shipment(module, storage: str, spec_file: str | None) -> None:
 
 def _start_ray(module, address: str | None, storage: str, spec_file: str | None, quiet: bool, verbose: bool) -> bool:
     """Ray is started (or joined) here, so that a cluster that cannot be reached is a problem, not a traceback."""
-    try:  # a spec with a runtime_env or a working directory to ship has job_runtime_env (the storage path stays behind)
-        runtime_env = module.job_runtime_env(address, storage) if hasattr(module, "job_runtime_env") else None
+    try:  # for a spec with a runtime_env or a working directory to ship (the storage path stays behind)
+        runtime_env = module.specc_runtime.job_runtime_env(module.RUN, module.__file__, address, storage)
         return module.specc_runtime.start_ray(address, quiet, verbose, runtime_env)
     except SystemExit as stop:
         raise SpecError([Problem("E402", str(stop.code), spec_file)]) from None

@@ -11,6 +11,7 @@ for compile, check-compiled, `specc run` and `specc submit`.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -26,6 +27,18 @@ def source() -> str:
     """The runtime's text, as compile writes it beside every experiment file."""
     with open(os.path.join(os.path.dirname(__file__), FILE), encoding="utf-8") as handle:
         return handle.read()
+
+
+@functools.cache
+def constant(name: str):
+    """A literal the runtime defines at its top level (e.g. LEFT_BEHIND), read from its text: specc decides with the
+    same values the scripts run with, without importing the runtime (which imports ray)."""
+    import ast
+
+    for node in ast.parse(source()).body:
+        if isinstance(node, ast.Assign) and [getattr(target, "id", None) for target in node.targets] == [name]:
+            return ast.literal_eval(node.value)
+    raise KeyError(f"{FILE} defines no {name}")
 
 
 def version_of(text: str) -> str | None:

@@ -19,7 +19,6 @@ import json
 import os
 import tempfile
 import time
-import zipfile
 
 import numpy as np
 import pandas as pd
@@ -76,46 +75,9 @@ STORAGE_PATH = "./runs"
 HERE = os.path.dirname(os.path.abspath(__file__))  # relative paths below start here
 # The spec's directory, relative to this script; best.json records it relative to the run directory.
 SPEC_DIR = "../../specs"
-# Joining a cluster, the job's code travels with it (cluster.working_dir, less caches, files that look like secrets
-# unless cluster.include names them, and cluster.excludes): see job_runtime_env.
+# Joining a cluster, the job's code travels with it: WORKING_DIR (cluster.working_dir) goes to every node, less
+# caches and files that look like secrets (specc_runtime.LEFT_BEHIND).
 WORKING_DIR = "../../specs"
-EXCLUDES = [
-    ".git",
-    "__pycache__",
-    "*.pyc",
-    ".venv",
-    "venv",
-    ".tox",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".ipynb_checkpoints",
-    ".env*",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    "**/.ssh/**",
-    "**/.aws/**",
-    "**/.azure/**",
-    "**/.config/gcloud/**",
-    "**/.docker/config.json",
-    "**/.gnupg/**",
-    "**/.kube/**",
-    "kubeconfig",
-    "*.kubeconfig",
-    ".netrc",
-    "_netrc",
-    ".git-credentials",
-    ".pypirc",
-    ".npmrc",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "credentials.json",
-    "client_secret*.json",
-]
 RUNTIME_ENV = {"env_vars": {"TF_USE_LEGACY_KERAS": "1", "TF_CPP_MIN_LOG_LEVEL": "2"}}  # cluster.runtime_env
 
 
@@ -248,13 +210,6 @@ def limited(dataset, cpus):
     DataConfig)."""
     dataset.context.execution_options = streaming_options(cpus)
     return dataset
-
-
-def write_fitted(directory, fitted):
-    """preprocessing.json beside the model in a checkpoint: what the driver fitted on the training split (the
-    classes, for images), so that evaluation and prediction prepare examples as training did (docs/data.md)."""
-    with open(os.path.join(directory, "preprocessing.json"), "w", encoding="utf-8") as out:
-        json.dump(fitted, out, indent=1, sort_keys=True)
 
 
 def read_rows(cfg, shuffle_files=False):
@@ -564,7 +519,7 @@ def train_func(config):
     training = config["training"]
     keras.utils.set_random_seed(training["seed"] + rank)  # Python, NumPy and TensorFlow
     # The checkpoint Ray resumes from, or the newest that can be read; first_epoch and history: where it left off.
-    checkpoint, state = specc_runtime.readable_checkpoint(ray.train.get_checkpoint(), read_state)
+    checkpoint, state = specc_runtime.readable_checkpoint(ray.train.get_checkpoint(), specc_runtime.read_keras_state)
     first_epoch, history = (
         (specc_runtime.epochs_held(state), specc_runtime.history_held(state)) if checkpoint else (0, [])
     )  # Keras: from 0
@@ -575,7 +530,7 @@ def train_func(config):
         model = build_model(config["model"], input_shape, num_outputs)
         compile_model(model, training)
         if checkpoint:
-            load_state(model, checkpoint)
+            specc_runtime.load_keras_state(model, checkpoint)
 
     base = training["optimizer"]["lr"]
     schedule = keras.callbacks.LearningRateScheduler(lambda epoch: learning_rate(epoch, base, training["lr_schedule"]))
@@ -631,28 +586,11 @@ class ReportEpoch(keras.callbacks.Callback):
                 self.model.save(os.path.join(directory, "model.keras"), save_format="keras_v3")
                 with open(os.path.join(directory, "state.json"), "w", encoding="utf-8") as out:
                     json.dump({"epoch": metrics["epoch"], "epochs_counted_from": 1, "history": self.history}, out)
-                write_fitted(directory, self.fitted)  # the data's preprocessing, fitted by the driver
+                specc_runtime.write_fitted(directory, self.fitted)  # the data's preprocessing, fitted by the driver
                 checkpoint = ray.train.Checkpoint.from_directory(directory) if self.rank == 0 else None
-            ray.train.report(metrics, checkpoint=checkpoint)
+            specc_runtime.report(ray.train, metrics, checkpoint)
         if diverging:  # reported first, so that the run's results show the epoch
             self.model.stop_training = True
-
-
-def read_state(directory):
-    """A checkpoint's state.json (epoch, history), once its model.keras reads back whole (a zip: every member's CRC)."""
-    with zipfile.ZipFile(os.path.join(directory, "model.keras")) as archive:
-        damaged = archive.testzip()
-    if damaged:
-        raise zipfile.BadZipFile(f"model.keras: {damaged} is damaged")
-    with open(os.path.join(directory, "state.json"), encoding="utf-8") as handle:
-        return json.load(handle)
-
-
-def load_state(model, checkpoint):
-    """The model's weights and its optimizer's state (moments, step count) from the checkpoint's model.keras."""
-    with checkpoint.as_directory() as directory:
-        model.optimizer.build(model.trainable_variables)  # its variables exist before they are loaded
-        model.load_weights(os.path.join(directory, "model.keras"))
 
 
 def make_trainer(config, scaling, name, storage_path, datasets, callbacks):
@@ -737,24 +675,6 @@ def prepare(config, address):
     return config
 
 
-def job_runtime_env(address, storage_path):
-    """RUNTIME_ENV; joining a cluster, also WORKING_DIR for every node (less EXCLUDES and the run storage path
-    when it lies below), which Ray unpacks there and puts on the workers' PYTHONPATH. In a Ray Job (`specc submit`,
-    `ray job submit`) the job's runtime_env is in force: only what it leaves unset is added."""
-    runtime_env = dict(RUNTIME_ENV)
-    job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}")).get("runtime_env") or {}
-    if specc_runtime.joins_cluster(address) and "working_dir" not in job:
-        root = os.path.normpath(os.path.join(HERE, WORKING_DIR))
-        below = ".." if "://" in storage_path else os.path.relpath(storage_path, root)
-        inside = below != "." and not below.startswith("..")  # the working directory itself is not left behind
-        runtime_env.update(working_dir=root, excludes=EXCLUDES + (["/" + below] if inside else []))
-    env_vars = {
-        name: value for name, value in runtime_env.pop("env_vars").items() if name not in job.get("env_vars", {})
-    }
-    runtime_env = {key: value for key, value in runtime_env.items() if key not in job}
-    return {**runtime_env, **({"env_vars": env_vars} if env_vars else {})}
-
-
 RUN = {  # how specc_runtime.Run carries the experiment out: its run directory, the Ray it uses, its workers
     "name": RUN_NAME,
     "storage_path": STORAGE_PATH,
@@ -773,7 +693,8 @@ RUN = {  # how specc_runtime.Run carries the experiment out: its run directory, 
     "streams": True,
     "data_cpus": None,  # scaling.data_cpus: Ray Data's CPUs beside the workers (None: what they leave)
     "prepare": prepare,
-    "runtime_env": job_runtime_env,
+    "runtime_env": RUNTIME_ENV,
+    "working_dir": WORKING_DIR,
     "tracking": Tracking,  # run.callbacks
 }
 

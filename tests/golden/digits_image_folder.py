@@ -16,7 +16,6 @@ import contextlib
 import ctypes
 import functools
 import io
-import json
 import os
 import shutil
 import tempfile
@@ -83,46 +82,9 @@ STORAGE_PATH = "./runs"
 HERE = os.path.dirname(os.path.abspath(__file__))  # relative paths below start here
 # The spec's directory, relative to this script; best.json records it relative to the run directory.
 SPEC_DIR = "../../specs"
-# Joining a cluster, the job's code travels with it (cluster.working_dir, less caches, files that look like secrets
-# unless cluster.include names them, and cluster.excludes): see job_runtime_env.
+# Joining a cluster, the job's code travels with it: WORKING_DIR (cluster.working_dir) goes to every node, less
+# caches and files that look like secrets (specc_runtime.LEFT_BEHIND).
 WORKING_DIR = "../../specs"
-EXCLUDES = [
-    ".git",
-    "__pycache__",
-    "*.pyc",
-    ".venv",
-    "venv",
-    ".tox",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".ipynb_checkpoints",
-    ".env*",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    "**/.ssh/**",
-    "**/.aws/**",
-    "**/.azure/**",
-    "**/.config/gcloud/**",
-    "**/.docker/config.json",
-    "**/.gnupg/**",
-    "**/.kube/**",
-    "kubeconfig",
-    "*.kubeconfig",
-    ".netrc",
-    "_netrc",
-    ".git-credentials",
-    ".pypirc",
-    ".npmrc",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "credentials.json",
-    "client_secret*.json",
-]
 
 
 BLOCK_BYTES = 8 << 20  # Ray Data's blocks while the run streams (streaming_limits); Ray's default is 128 MiB
@@ -254,13 +216,6 @@ def limited(dataset, cpus):
     DataConfig)."""
     dataset.context.execution_options = streaming_options(cpus)
     return dataset
-
-
-def write_fitted(directory, fitted):
-    """preprocessing.json beside the model in a checkpoint: what the driver fitted on the training split (the
-    classes, for images), so that evaluation and prediction prepare examples as training did (docs/data.md)."""
-    with open(os.path.join(directory, "preprocessing.json"), "w", encoding="utf-8") as out:
-        json.dump(fitted, out, indent=1, sort_keys=True)
 
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg")  # read in any letter case
@@ -639,7 +594,8 @@ def train_func(config):
     model = ray.train.torch.prepare_model(build_model(config["model"], input_shape, num_outputs))
     optimizer = make_optimizer(model.parameters(), training["optimizer"])
     loss_fn = nn.CrossEntropyLoss()
-    start, history = restore(model, optimizer, device)
+    held = {"model": model, "optimizer": optimizer}  # what a checkpoint holds
+    start, history = specc_runtime.restore_torch(ray.train, held, device)
 
     # `epoch` counts from 0 here, as the samplers do; the reports (results.csv, best.json, checkpoints) count from 1, as
     # Ray's training_iteration and the progress lines do
@@ -652,7 +608,7 @@ def train_func(config):
         diverging = specc_runtime.diverged(metrics)  # the same on every worker: the losses are added up across them
         every, last = training["checkpoint_every"], metrics["epoch"] == training["epochs"]
         save = rank == 0 and not diverging and ((every and metrics["epoch"] % every == 0) or last)
-        report(metrics, history, model, optimizer, save, config["data"]["fitted"])
+        specc_runtime.report_torch(ray.train, metrics, history, held if save else None, config["data"]["fitted"])
         if diverging:  # reported first, so that the run's results show the epoch
             break
     return history if rank == 0 else None
@@ -704,43 +660,6 @@ def all_workers(values):
     return values
 
 
-def restore(model, optimizer, device):
-    """Loads the latest checkpoint (or the newest that can be read) when Ray resumes this run; returns (the epochs it
-    holds: the first to run, counted from 0; the metrics so far)."""
-
-    def read(directory):
-        return torch.load(os.path.join(directory, "state.pt"), map_location=device)
-
-    checkpoint, state = specc_runtime.readable_checkpoint(ray.train.get_checkpoint(), read)
-    if not checkpoint:
-        return 0, []
-    unwrapped(model).load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    return specc_runtime.epochs_held(state), specc_runtime.history_held(state)
-
-
-def report(metrics, history, model, optimizer, save, fitted):
-    """Every worker reports (it is a barrier); rank 0 attaches the checkpoint when one is due."""
-    with tempfile.TemporaryDirectory() as directory:
-        checkpoint = None
-        if save:
-            state = {
-                "model": unwrapped(model).state_dict(),
-                "optimizer": optimizer.state_dict(),
-                "epoch": metrics["epoch"],  # the epoch it was taken after, counted from 1
-                "epochs_counted_from": 1,
-                "history": history,
-            }
-            torch.save(state, os.path.join(directory, "state.pt"))
-            write_fitted(directory, fitted)  # the data's preprocessing, fitted by the driver
-            checkpoint = ray.train.Checkpoint.from_directory(directory)
-        ray.train.report(metrics, checkpoint=checkpoint)
-
-
-def unwrapped(model):
-    return model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
-
-
 def make_trainer(config, scaling, name, storage_path, datasets, callbacks):
     """A TorchTrainer running train_func on `scaling`'s workers; its checkpoints go to storage_path/name."""
     # Train's controller takes each report when it polls the workers, every RAY_TRAIN_HEALTH_CHECK_INTERVAL_S
@@ -772,20 +691,6 @@ def prepare(config, address):
     return config
 
 
-def job_runtime_env(address, storage_path):
-    """Joining a cluster, WORKING_DIR for every node (less EXCLUDES and the run storage path when it lies below),
-    which Ray unpacks there and puts on the workers' PYTHONPATH. In a Ray Job (`specc submit`, `ray job submit`)
-    the job's runtime_env is in force: only what it leaves unset is added."""
-    runtime_env = {}
-    job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}")).get("runtime_env") or {}
-    if specc_runtime.joins_cluster(address) and "working_dir" not in job:
-        root = os.path.normpath(os.path.join(HERE, WORKING_DIR))
-        below = ".." if "://" in storage_path else os.path.relpath(storage_path, root)
-        inside = below != "." and not below.startswith("..")  # the working directory itself is not left behind
-        runtime_env.update(working_dir=root, excludes=EXCLUDES + (["/" + below] if inside else []))
-    return {key: value for key, value in runtime_env.items() if key not in job}
-
-
 RUN = {  # how specc_runtime.Run carries the experiment out: its run directory, the Ray it uses, its workers
     "name": RUN_NAME,
     "storage_path": STORAGE_PATH,
@@ -802,7 +707,7 @@ RUN = {  # how specc_runtime.Run carries the experiment out: its run directory, 
     "streams": True,
     "data_cpus": None,  # scaling.data_cpus: Ray Data's CPUs beside the workers (None: what they leave)
     "prepare": prepare,
-    "runtime_env": job_runtime_env,
+    "working_dir": WORKING_DIR,
 }
 
 

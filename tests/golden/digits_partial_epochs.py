@@ -167,7 +167,7 @@ def train_func(config):
         metrics["num_parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
         history.append(metrics)
         diverging = specc_runtime.diverged(metrics)  # the same on every worker: the losses are added up across them
-        report(metrics)
+        specc_runtime.report_torch(tune, metrics, history)
         if diverging:  # reported first, so that the run's results show the epoch
             break
     return history if rank == 0 else None
@@ -234,11 +234,6 @@ def all_workers(values):
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         torch.distributed.all_reduce(values)
     return values
-
-
-def report(metrics):
-    """Reports the epoch; training.checkpoint_every is never: no checkpoints."""
-    tune.report(metrics)
 
 
 def trackers(run_dir):

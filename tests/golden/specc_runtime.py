@@ -22,8 +22,10 @@ import re
 import socket
 import stat
 import sys
+import tempfile
 import threading
 import time
+import zipfile
 
 import pyarrow.fs
 import ray
@@ -442,6 +444,76 @@ def joins_cluster(address):
     return ray_address(address) != "local"
 
 
+# What a job's working directory leaves behind on its way to a cluster, whatever the spec says: caches, and files that
+# look like secrets (cluster.include names those a job ships deliberately). The experiment's own excludes follow.
+ALWAYS_EXCLUDED = (
+    ".git",
+    "__pycache__",
+    "*.pyc",
+    ".venv",
+    "venv",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".ipynb_checkpoints",
+)
+
+
+# Well-known files that hold secrets. Ray ships what it finds: an `.env` beside the code would reach every node.
+# A directory's contents are matched (".ssh/**"), not the directory, so that cluster.include can name one file in it.
+SECRETS = (
+    ".env*",  # dotenv files: .env, .env.local, .envrc
+    "id_rsa*",  # SSH keys, wherever they lie
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "**/.ssh/**",
+    "**/.aws/**",  # AWS credentials and config
+    "**/.azure/**",
+    "**/.config/gcloud/**",
+    "**/.docker/config.json",
+    "**/.gnupg/**",
+    "**/.kube/**",  # kube configs
+    "kubeconfig",
+    "*.kubeconfig",
+    ".netrc",
+    "_netrc",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+    "*.pem",  # private keys and certificates
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "credentials.json",
+    "client_secret*.json",
+)
+LEFT_BEHIND = ALWAYS_EXCLUDED + SECRETS
+
+
+def job_runtime_env(experiment, script, address, storage_path):
+    """The job's runtime_env, for an experiment (its RUN) that sets one (cluster.runtime_env) or ships a working
+    directory; None for one that does neither. Joining a cluster, its working directory (relative to `script`) goes
+    to every node, where Ray unpacks it and puts it on the workers' PYTHONPATH, less LEFT_BEHIND, the experiment's
+    excludes and the run storage path when it lies below. In a Ray Job (`specc submit`, `ray job submit`) the job's
+    runtime_env is in force: only what it leaves unset is added."""
+    if "runtime_env" not in experiment and "working_dir" not in experiment:
+        return None
+    runtime_env = copy.deepcopy(experiment.get("runtime_env", {}))
+    job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}")).get("runtime_env") or {}
+    if "working_dir" in experiment and joins_cluster(address) and "working_dir" not in job:
+        root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(script)), experiment["working_dir"]))
+        below = ".." if "://" in storage_path else os.path.relpath(storage_path, root)
+        inside = below != "." and not below.startswith("..")  # the working directory itself is not left behind
+        excludes = [*LEFT_BEHIND, *experiment.get("excludes", [])] + (["/" + below] if inside else [])
+        runtime_env.update(working_dir=root, excludes=excludes)
+    asked = runtime_env.pop("env_vars", {})
+    env_vars = {name: value for name, value in asked.items() if name not in job.get("env_vars", {})}
+    runtime_env = {key: value for key, value in runtime_env.items() if key not in job}
+    return {**runtime_env, **({"env_vars": env_vars} if env_vars else {})}
+
+
 def how_many_fit(need, what):
     """How many `what`s needing `need` (Ray resource -> amount) the cluster holds at once. None fitting is
     refused here: Ray would otherwise wait forever for resources that never come."""
@@ -505,6 +577,83 @@ def readable_checkpoint(checkpoint, read):
             "Remove the run directory to start the run again, or start it under another --storage-path"
         )
     return None, None
+
+
+def restore_torch(session, held, device, start_from=None):
+    """Loads the checkpoint Ray resumes this run from (or the newest of the run that can be read) into `held`: each
+    name's object (the model, the optimizer, ...) loads its state_dict from state.pt. A population-based Train run
+    with no checkpoint of its own starts from `start_from`, the Tune trial's. `session`: ray.train in a Train worker,
+    ray.tune in a trial's own process. Returns the epochs it holds (the first to run, counted from 0) and the
+    metrics so far."""
+    import torch
+
+    def read(directory):
+        return torch.load(os.path.join(directory, "state.pt"), map_location=device)
+
+    given = session.Checkpoint(start_from) if start_from else None
+    checkpoint, state = readable_checkpoint(session.get_checkpoint() or given, read)
+    if not checkpoint:
+        return 0, []
+    for name, holder in held.items():
+        unwrapped(holder).load_state_dict(state[name])
+    return epochs_held(state), history_held(state)
+
+
+def report_torch(session, metrics, history, held=None, fitted=None):
+    """Reports the epoch (in Ray Train every worker reports: it is a barrier), with a checkpoint when `held` is given:
+    state.pt, each name's state_dict (the model's own, not its DistributedDataParallel wrapper's), the epoch it was
+    taken after (counted from 1) and the metrics so far; with `fitted`, the data's preprocessing beside it."""
+    import torch
+
+    with tempfile.TemporaryDirectory() as directory:
+        checkpoint = None
+        if held is not None:
+            state = {name: unwrapped(holder).state_dict() for name, holder in held.items()}
+            state.update(epoch=metrics["epoch"], epochs_counted_from=1, history=history)
+            torch.save(state, os.path.join(directory, "state.pt"))
+            if fitted is not None:
+                write_fitted(directory, fitted)
+            checkpoint = session.Checkpoint.from_directory(directory)
+        report(session, metrics, checkpoint)
+
+
+def report(session, metrics, checkpoint=None):
+    """session.report, and the epoch handed to IN_PROCESS_CALLBACKS: Ray Train's local mode calls no callbacks."""
+    session.report(metrics, checkpoint=checkpoint)
+    for callback in IN_PROCESS_CALLBACKS:
+        callback.log(metrics)
+
+
+def unwrapped(model):
+    """The model a DistributedDataParallel wraps (prepare_model wraps it when there are several workers)."""
+    import torch
+
+    return model.module if isinstance(model, torch.nn.parallel.DistributedDataParallel) else model
+
+
+def write_fitted(directory, fitted):
+    """preprocessing.json beside the model in a checkpoint: what the driver fitted on the training split (the
+    classes, for images), so that evaluation and prediction prepare examples as training did (docs/data.md)."""
+    with open(os.path.join(directory, "preprocessing.json"), "w", encoding="utf-8") as out:
+        json.dump(fitted, out, indent=1, sort_keys=True)
+
+
+def read_keras_state(directory):
+    """A Keras checkpoint's state.json (epoch, history), once its model.keras reads back whole (a zip: every member's
+    CRC)."""
+    with zipfile.ZipFile(os.path.join(directory, "model.keras")) as archive:
+        damaged = archive.testzip()
+    if damaged:
+        raise zipfile.BadZipFile(f"model.keras: {damaged} is damaged")
+    with open(os.path.join(directory, "state.json"), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def load_keras_state(model, checkpoint):
+    """The model's weights and its optimizer's state (moments, step count) from the checkpoint's model.keras."""
+    with checkpoint.as_directory() as directory:
+        model.optimizer.build(model.trainable_variables)  # its variables exist before they are loaded
+        model.load_weights(os.path.join(directory, "model.keras"))
 
 
 def earlier_checkpoints(checkpoint):
@@ -860,7 +1009,8 @@ class Run:
     (run.checkpoint_score), spec_dir (the spec's directory, recorded in best.json), framework, ray_data and
     streams (Ray Data reads the data; streams: files, whose CPUs data_cpus sets), data_cpus, driver_cpu (a
     tune_train trial's own process), max_concurrent_trials, prepare (config, address) -> config, runtime_env
-    (address, storage_path) -> the job's runtime_env, tracking (run_dir, config) -> a run.callbacks tracker.
+    (cluster.runtime_env), working_dir and excludes (what travels to a cluster: job_runtime_env), tracking
+    (run_dir, config) -> a run.callbacks tracker.
     `artefacts`, `echo`, `ray_started`: what `specc run` passes (the files to keep, whether to print the outcome,
     whether it started Ray for this run)."""
 
@@ -913,9 +1063,7 @@ class Run:
         args, experiment = self.args, self.experiment
         search = self.shape != "train"
         check_resumable(self.run_dir, args.resume, args.force, self.resolved_spec, search, experiment.get("refusal"))
-        runtime_env = (
-            experiment["runtime_env"](args.address, self.storage_path) if "runtime_env" in experiment else None
-        )
+        runtime_env = job_runtime_env(experiment, self.script, args.address, self.storage_path)
         if start_ray(args.address, args.quiet, args.verbose, runtime_env) or self.ray_started:
             self.cleanup.callback(ray.shutdown)  # a Ray this run started ends with it; a joined one goes on
         self.cleanup.callback(RayOutput(self.run_dir, args.verbose, experiment.get("ray_data", False)).close)

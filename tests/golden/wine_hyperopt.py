@@ -16,7 +16,6 @@ import itertools
 import json
 import os
 import tempfile
-import zipfile
 
 import numpy as np
 import specc_runtime
@@ -190,7 +189,7 @@ def train_func(config):
     training = config["training"]
     keras.utils.set_random_seed(training["seed"] + rank)  # Python, NumPy and TensorFlow
     # The checkpoint Ray resumes from, or the newest that can be read; first_epoch and history: where it left off.
-    checkpoint, state = specc_runtime.readable_checkpoint(tune.get_checkpoint(), read_state)
+    checkpoint, state = specc_runtime.readable_checkpoint(tune.get_checkpoint(), specc_runtime.read_keras_state)
     first_epoch, history = (
         (specc_runtime.epochs_held(state), specc_runtime.history_held(state)) if checkpoint else (0, [])
     )  # Keras: from 0
@@ -200,7 +199,7 @@ def train_func(config):
         model = build_model(config["model"], input_shape, num_outputs)
         compile_model(model, training)
         if checkpoint:
-            load_state(model, checkpoint)
+            specc_runtime.load_keras_state(model, checkpoint)
 
     callbacks = [ReportEpoch(history, training, rank)]
     model.fit(
@@ -253,26 +252,9 @@ class ReportEpoch(keras.callbacks.Callback):
                 with open(os.path.join(directory, "state.json"), "w", encoding="utf-8") as out:
                     json.dump({"epoch": metrics["epoch"], "epochs_counted_from": 1, "history": self.history}, out)
                 checkpoint = tune.Checkpoint.from_directory(directory) if self.rank == 0 else None
-            tune.report(metrics, checkpoint=checkpoint)
+            specc_runtime.report(tune, metrics, checkpoint)
         if diverging:  # reported first, so that the run's results show the epoch
             self.model.stop_training = True
-
-
-def read_state(directory):
-    """A checkpoint's state.json (epoch, history), once its model.keras reads back whole (a zip: every member's CRC)."""
-    with zipfile.ZipFile(os.path.join(directory, "model.keras")) as archive:
-        damaged = archive.testzip()
-    if damaged:
-        raise zipfile.BadZipFile(f"model.keras: {damaged} is damaged")
-    with open(os.path.join(directory, "state.json"), encoding="utf-8") as handle:
-        return json.load(handle)
-
-
-def load_state(model, checkpoint):
-    """The model's weights and its optimizer's state (moments, step count) from the checkpoint's model.keras."""
-    with checkpoint.as_directory() as directory:
-        model.optimizer.build(model.trainable_variables)  # its variables exist before they are loaded
-        model.load_weights(os.path.join(directory, "model.keras"))
 
 
 def trackers(run_dir):
@@ -304,18 +286,6 @@ class KeptCsv(KeptRecord, CSVLoggerCallback):
 
 class KeptJson(KeptRecord, JsonLoggerCallback):
     """Tune's result.json writer (KeptRecord)."""
-
-
-def job_runtime_env(address, storage_path):
-    """RUNTIME_ENV. In a Ray Job (`specc submit`, `ray job submit`) the job's runtime_env is in force: only what it
-    leaves unset is added. (`address`, `storage_path`: what a working directory to ship needs; this spec has none.)"""
-    runtime_env = dict(RUNTIME_ENV)
-    job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}")).get("runtime_env") or {}
-    env_vars = {
-        name: value for name, value in runtime_env.pop("env_vars").items() if name not in job.get("env_vars", {})
-    }
-    runtime_env = {key: value for key, value in runtime_env.items() if key not in job}
-    return {**runtime_env, **({"env_vars": env_vars} if env_vars else {})}
 
 
 def search_space():
@@ -395,7 +365,7 @@ RUN = {  # how specc_runtime.Run carries the search out: its run directory, the 
         "reported": REPORTED,
         "paths": search_space,  # the sampled values, a column each in results.csv
     },
-    "runtime_env": job_runtime_env,
+    "runtime_env": RUNTIME_ENV,
 }
 
 

@@ -52,6 +52,11 @@ def within(seconds: int):
         signal.signal(signal.SIGALRM, previous)
 
 
+def runtime_env(module, address, storage):
+    """What the compiled script hands ray.init (or a Ray Job) for `address` and the run storage path."""
+    return module.specc_runtime.job_runtime_env(module.RUN, module.__file__, address, storage)
+
+
 @pytest.fixture
 def project(tmp_path, monkeypatch) -> Path:
     """A project with a custom model (so its directory travels), away from anything that could be shipped by mistake."""
@@ -228,7 +233,7 @@ def test_a_link_below_a_followed_link_is_checked_where_ray_reaches_it(project, m
 
 
 def test_specc_run_on_a_cluster_leaves_the_link_behind_too(project, monkeypatch, capsys):
-    """`specc run --address` hands Ray the compiled script's runtime_env: the links join its EXCLUDES."""
+    """`specc run --address` hands Ray the compiled script's runtime_env: the links join its excludes."""
     import types
 
     from ray._private.runtime_env.packaging import create_package
@@ -250,7 +255,7 @@ def test_specc_run_on_a_cluster_leaves_the_link_behind_too(project, monkeypatch,
         create_package(working_dir, project.parent / "run.zip", include_gitignore=True, excludes=excludes, logger=QUIET)
         members.extend(zipfile.ZipFile(project.parent / "run.zip").namelist())
 
-    env = module.job_runtime_env("10.0.0.1:6379", storage)
+    env = runtime_env(module, "10.0.0.1:6379", storage)
     upload_working_dir_if_needed(env, include_gitignore=True, logger=QUIET, upload_fn=zip_it)
 
     assert "models.py" in members and not [name for name in members if name.startswith("system")]

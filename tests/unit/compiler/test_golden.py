@@ -301,10 +301,11 @@ def used_paths(spec: str) -> dict[str, bool]:
         "failure_config=": e.run.max_failures > 0,
         "callbacks=": bool(e.run.callbacks) or e.scaling.num_workers > 0,  # trackers, and the progress's ShowEpochs
         "run.callbacks)": e.scaling.num_workers > 0,  # the Trainer's: epochs reach the driver from Train's controller
-        "IN_PROCESS_CALLBACKS": e.scaling.num_workers == 0,  # local mode: report() shows the epoch itself
         "class TrialProgress(": False,  # a search's
         "RUNTIME_ENV = ": bool(runtime_env_of(e)),
-        "def job_runtime_env(": bool(runtime_env_of(e)) or travels.needs_working_dir(e),
+        '"runtime_env": RUNTIME_ENV,': bool(runtime_env_of(e)),  # specc_runtime.job_runtime_env sends it
+        '"working_dir": WORKING_DIR,': travels.needs_working_dir(e),
+        "def job_runtime_env(": False,  # the runtime's
         "def claim(": False,  # the run plumbing is specc_runtime's
     }
 

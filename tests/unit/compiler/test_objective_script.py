@@ -66,6 +66,11 @@ VARIANTS = {
 }
 
 
+def runtime_env(module, address, storage):
+    """What the compiled script hands ray.init (or a Ray Job) for `address` and the run storage path."""
+    return module.specc_runtime.job_runtime_env(module.RUN, module.__file__, address, storage)
+
+
 def write_case(directory, name: str) -> object:
     (directory / "functions.py").write_text(FUNCTION, encoding="utf-8")
     base = yaml.safe_load(BASE)
@@ -282,8 +287,8 @@ def test_the_objectives_project_travels_to_a_cluster_and_submit_ships_it(tmp_pat
     module = types.ModuleType("objective_shipped")
     module.__file__ = str(here)
     exec(compile(api.compile(api.load(path), str(here)), str(here), "exec"), module.__dict__)
-    assert module.job_runtime_env(None, str(tmp_path / "runs")) == {}  # a local Ray: the trials import from SPEC_DIR
-    env = module.job_runtime_env("10.0.0.1:6379", str(tmp_path / "runs"))
+    assert runtime_env(module, None, str(tmp_path / "runs")) == {}  # a local Ray: the trials import from SPEC_DIR
+    env = runtime_env(module, "10.0.0.1:6379", str(tmp_path / "runs"))
     assert env["working_dir"] == str(tmp_path) and module.SPEC_DIR_SHIPPED == "."
     # a trial on a node finds the function in the shipped copy (Ray puts it first on PYTHONPATH)
     monkeypatch.setenv("PYTHONPATH", "/tmp/ray/session/runtime_resources/working_dir_files/pkg")

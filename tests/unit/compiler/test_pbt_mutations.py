@@ -185,7 +185,7 @@ def test_pbt_over_train_runs_passes_train_checkpoints_through_tune(write_spec):
     assert held in source
     assert 'if held >= config["training"]["epochs"]:\n        return' in source
     assert 'config["start_from"] = start.path' in source
-    assert 'restore(model, optimizer, device, config.get("start_from"))' in source
+    assert 'specc_runtime.restore_torch(ray.train, held, device, config.get("start_from"))' in source
     assert "TuneReportCallback()" not in source and "import TuneReportCallback" not in source
     assert source.count("checkpoint_config=") == 2  # Train's checkpoints, and Tune's copies (run.checkpoints_to_keep)
     fifo = api.compile(api.load(write_spec(TWO_WORKERS.format(framework="torch", scheduler=""), "fifo.yaml")))
@@ -214,10 +214,11 @@ def test_pbt_and_pb2_over_train_runs_are_valid_in_both_frameworks(write_spec, fr
     source = api.compile(api.load(spec))
     compile(source, "pbt_train.py", "exec")
     assert "trainer = make_trainer(config, scaling, name, storage_path, [relay])" in source
-    assert "readable_checkpoint(ray.train.get_checkpoint() or given" in source
-    assert 'ray.train.Checkpoint(config["start_from"]) if config.get("start_from")' in source or (
-        "ray.train.Checkpoint(start_from) if start_from" in source
-    )
+    if framework == "torch":  # specc_runtime.restore_torch starts from it when Train has no checkpoint of its own
+        assert 'specc_runtime.restore_torch(ray.train, held, device, config.get("start_from"))' in source
+    else:
+        assert "ray.train.get_checkpoint() or given" in source
+        assert 'ray.train.Checkpoint(config["start_from"]) if config.get("start_from")' in source
 
 
 def test_paths_only_mutations_names_are_listed_with_the_trials(tmp_path):

@@ -1,5 +1,5 @@
 """What travels with a job to a cluster (specc/compiler/travels.py, specc/execute/shipping.py, the compiled
-script's job_runtime_env, specc submit's addresses): the working directory and what stays behind, Ray's own walk
+runtime's job_runtime_env, specc submit's addresses): the working directory and what stays behind, Ray's own walk
 of it, the size check, and a runtime_env that merges with a Ray Job's instead of clashing with it.
 The clusters themselves: tests/e2e/test_cluster.py."""
 
@@ -29,6 +29,11 @@ MODELS = "def make(*args, **kwargs):\n    return None\n"  # the factory SPEC nam
 NEVER = [*travels.ALWAYS_EXCLUDED, *travels.SECRETS]  # what no spec ships (but SECRETS that cluster.include names)
 
 
+def runtime_env(module, address, storage):
+    """What the compiled script hands ray.init (or a Ray Job) for `address` and the run storage path."""
+    return module.specc_runtime.job_runtime_env(module.RUN, module.__file__, address, storage)
+
+
 def script(spec: Path) -> types.ModuleType:
     """The compiled script as a module whose file sits beside the spec (as `specc compile -o` next to it)."""
     here = spec.parent / "script.py"
@@ -51,18 +56,18 @@ def project(tmp_path, monkeypatch):
 
 def test_a_local_ray_gets_only_the_specs_runtime_env(project):
     module = script(project)
-    assert module.job_runtime_env(None, str(project.parent / "runs")) == {"env_vars": {"A": "spec", "B": "b"}}
+    assert runtime_env(module, None, str(project.parent / "runs")) == {"env_vars": {"A": "spec", "B": "b"}}
     assert not module.specc_runtime.joins_cluster(None) and not module.specc_runtime.joins_cluster("local")
 
 
 def test_joining_a_cluster_ships_the_specs_directory(project):
     module = script(project)
-    env = module.job_runtime_env("10.0.0.1:6379", str(project.parent / "runs"))
+    env = runtime_env(module, "10.0.0.1:6379", str(project.parent / "runs"))
     assert env["working_dir"] == str(project.parent)
     assert env["excludes"] == [*NEVER, "/runs"]  # the run storage path lies below it
     assert env["env_vars"] == {"A": "spec", "B": "b"}
-    assert module.job_runtime_env("auto", "/elsewhere/runs")["excludes"] == NEVER
-    assert module.job_runtime_env("ray://head:10001", "s3://bucket/runs")["excludes"] == NEVER
+    assert runtime_env(module, "auto", "/elsewhere/runs")["excludes"] == NEVER
+    assert runtime_env(module, "ray://head:10001", "s3://bucket/runs")["excludes"] == NEVER
 
 
 @pytest.mark.parametrize("storage", [".", "runs", "runs/deeper", "..", "../elsewhere", "/elsewhere/runs"])
@@ -72,7 +77,7 @@ def test_the_script_leaves_the_storage_path_behind_as_specc_measures_it(project,
     monkeypatch.chdir(project.parent)
     module = script(project)
     storage = os.path.abspath(storage)
-    env = module.job_runtime_env("10.0.0.1:6379", storage)
+    env = runtime_env(module, "10.0.0.1:6379", storage)
     assert env["excludes"] == [*NEVER, *travels.storage_exclude(storage, str(project.parent))]
     assert "/." not in env["excludes"]
 
@@ -81,7 +86,7 @@ def test_ray_address_in_the_environment_joins_a_cluster(project, monkeypatch):
     module = script(project)
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
     assert module.specc_runtime.joins_cluster(None)
-    assert "working_dir" in module.job_runtime_env(None, "/runs")
+    assert "working_dir" in runtime_env(module, None, "/runs")
     monkeypatch.setenv("RAY_ADDRESS", "local")
     assert not module.specc_runtime.joins_cluster(None)
 
@@ -94,7 +99,7 @@ def test_inside_a_ray_job_only_what_the_job_leaves_unset_is_added(project, monke
     monkeypatch.setenv("RAY_JOB_CONFIG_JSON_ENV_VAR", json.dumps({"runtime_env": job, "metadata": {}}))
     monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:6379")  # as Ray's job supervisor sets it
 
-    env = module.job_runtime_env(None, "/runs")
+    env = runtime_env(module, None, "/runs")
 
     assert env == {"env_vars": {"B": "b"}}  # the job's working_dir and A stand; B is added
     assert _merge_runtime_env(job, env) is not None  # what ray.init does in a job: no conflict
@@ -233,7 +238,7 @@ def test_a_job_that_needs_nothing_from_the_spec_directory_ships_nothing(tmp_path
                     "training: {epochs: 1}\n", encoding="utf-8")  # fmt: skip
     module = script(spec)
     # Nothing can travel: the script has no working directory to ship and hands ray.init no runtime_env.
-    assert not hasattr(module, "WORKING_DIR") and not hasattr(module, "job_runtime_env")
+    assert not hasattr(module, "WORKING_DIR") and runtime_env(module, "10.0.0.1:6379", str(tmp_path / "runs")) is None
     csv = tmp_path / "csv.yaml"
     csv.write_text(spec.read_text().replace("{type: digits}", "{type: csv, path: rows.csv, features: [a], label: b}"))
     assert travels.needs_working_dir(api.load(csv))  # a data file beside the spec travels with the job
@@ -248,12 +253,12 @@ def test_a_shipped_project_without_a_runtime_env_sends_only_its_working_director
     (tmp_path / "models.py").write_text(MODELS, encoding="utf-8")
     module = script(spec)
     assert not hasattr(module, "RUNTIME_ENV")
-    assert module.job_runtime_env(None, str(tmp_path / "runs")) == {}  # a local Ray: nothing to send
-    env = module.job_runtime_env("10.0.0.1:6379", str(tmp_path / "runs"))
+    assert runtime_env(module, None, str(tmp_path / "runs")) == {}  # a local Ray: nothing to send
+    env = runtime_env(module, "10.0.0.1:6379", str(tmp_path / "runs"))
     assert env == {"working_dir": str(tmp_path), "excludes": [*NEVER, "/runs"]}
     job = {"working_dir": "gcs://_ray_pkg_abc.zip"}
     monkeypatch.setenv("RAY_JOB_CONFIG_JSON_ENV_VAR", json.dumps({"runtime_env": job, "metadata": {}}))
-    assert module.job_runtime_env("10.0.0.1:6379", str(tmp_path / "runs")) == {}  # the job's own stands
+    assert runtime_env(module, "10.0.0.1:6379", str(tmp_path / "runs")) == {}  # the job's own stands
 
 
 def test_submit_dry_run_lists_what_would_travel_and_contacts_no_cluster(tmp_path, monkeypatch, capsys):

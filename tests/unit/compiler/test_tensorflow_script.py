@@ -45,11 +45,11 @@ def script_of(write_spec, text: str, *overrides: str) -> types.ModuleType:
 def test_each_shape_uses_its_session_and_strategy(write_spec):
     train = source_of(write_spec, SPEC)
     assert "ray.train.tensorflow.TensorflowTrainer(" in train and "tf.distribute.MultiWorkerMirroredStrategy()" in train
-    assert "ray.train.report(metrics, checkpoint=checkpoint)" in train and "from ray import tune" not in train
+    assert "specc_runtime.report(ray.train, metrics, checkpoint)" in train and "from ray import tune" not in train
     assert "ray.train.tensorflow.prepare_dataset_shard(dataset)" in train
     lean = source_of(write_spec, SPEC + SEARCH, "scaling.num_workers=1")
     assert "TensorflowTrainer" not in lean and "MultiWorkerMirroredStrategy" not in lean
-    assert "tune.report(metrics, checkpoint=checkpoint)" in lean and "tune.get_checkpoint()" in lean
+    assert "specc_runtime.report(tune, metrics, checkpoint)" in lean and "tune.get_checkpoint()" in lean
     assert "tf.distribute.get_strategy()" in lean and "prepare_dataset_shard" not in lean
     per_trial = source_of(write_spec, SPEC + SEARCH)
     assert "callbacks=callbacks,  # each report goes on to the Tune trial (ReportToTrial)" in per_trial
