@@ -57,7 +57,7 @@ def test_a_checkpoint_holds_each_state_and_restores_them_with_the_epochs(tmp_pat
     fresh, fresh_optimizer = trained(1)  # another worker's start: other weights, no optimizer state
     start, restored = specc_runtime.restore_torch(session, {"model": fresh, "optimizer": fresh_optimizer}, "cpu")
     assert (start, restored) == (2, history)  # the next epoch to run, counted from 0, and the metrics so far
-    assert all(torch.equal(a, b) for a, b in zip(fresh.state_dict().values(), model.state_dict().values()))
+    assert all(torch.equal(a, b) for a, b in zip(fresh.state_dict().values(), model.state_dict().values(), strict=True))
     assert fresh_optimizer.state_dict()["state"][0]["step"] == optimizer.state_dict()["state"][0]["step"]
 
 
