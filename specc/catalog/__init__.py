@@ -11,6 +11,11 @@ json and the standard library only: this module never imports torch, ray, tensor
     entry.not_drivable             # None, or why the compiled loop cannot drive it (LBFGS: its closure)
     did_you_mean("torch", "optimizers", "adadelt")   # ["adadelta"]
 
+Enters: a framework, a family and a name as a spec writes it. Leaves: the class's `Entry` (its import path, keyword
+arguments with their types and defaults, first line of documentation, why the compiled code cannot drive it if it
+cannot), or None and did-you-mean spellings. It reads only the committed files (through specc.read's gate), so the
+check stage and any later one may ask it.
+
 A name is a class's snake_case name (`cosine_annealing_warm_restarts`), its class name as written
 (`CosineAnnealingWarmRestarts`) or an alias (`cosine_warm_restarts`, SPEC's short names); each names one class of
 its family. The generator and its rules live beside this module (README.md).
@@ -159,7 +164,7 @@ def _family(framework: str, name: str) -> _Family:
     return loaded[name]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=len(FRAMEWORKS))
 def _load(framework: str) -> _Catalog:
     if framework not in FRAMEWORKS:
         raise ValueError(f"no catalog for {framework!r}; there are {', '.join(FRAMEWORKS)}")

@@ -25,6 +25,8 @@ import sys
 import textwrap
 import types
 import typing
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from specc.catalog import PYTHON_DEFAULT
 
@@ -222,7 +224,7 @@ def parameter(param: inspect.Parameter, namespace: dict, known: Known, supplied:
     return record
 
 
-def _unannotated(param: inspect.Parameter, type_names: dict[str, str]) -> tuple[set[str], str]:
+def _unannotated(param: inspect.Parameter, type_names: Mapping[str, str]) -> tuple[set[str], str]:
     if param.default is not _EMPTY and param.default is not None:
         return {value_tag(param.default)}, "default"
     if param.name in type_names:
@@ -384,8 +386,8 @@ def python_text(value: object) -> str:
 class Known(typing.NamedTuple):
     """What the package's documentation says of unannotated arguments, by name: their types and their choices."""
 
-    types: dict[str, str] = {}
-    choices: dict[str, list] = {}
+    types: Mapping[str, str] = MappingProxyType({})
+    choices: Mapping[str, list] = MappingProxyType({})
 
 
 def record(
