@@ -103,8 +103,8 @@ def _check_tables(framework: str, families: dict, tables: dict[str, dict[str, st
 
 
 def _check_portable(framework: str, written: str) -> None:
-    """Nothing that differs between machines: a memory address, this interpreter's prefix, a home directory."""
-    places = {sys.prefix, sys.base_prefix, os.path.expanduser("~"), str(Path.cwd())} - {"", "/", "~"}
+    """Nothing that differs between machines: a memory address, where this Python or its packages live, a home."""
+    places = {sys.prefix, sys.base_prefix, os.path.expanduser("~")} - {"", "/", "~"}
     found = [place for place in places if place in written]
     if " at 0x" in written or found:
         raise ValueError(f"the {framework} catalog holds text of this machine: {found or 'a memory address'}")
@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"no framework {', '.join(unknown)}; choose from {', '.join(FRAMEWORKS)}")
     chosen = [framework for framework in FRAMEWORKS if framework in options.frameworks] or list(FRAMEWORKS)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # TensorFlow's start-up lines off the command's output
     directory = Path(options.output) if options.output else DIRECTORY
     code = 0
     for framework in chosen:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 
 from specc.catalog.introspect import Known, family, record
 
@@ -50,7 +49,6 @@ COLOR_LAYERS = ("RandomBrightness", "RandomContrast")  # the other Random* layer
 
 
 def families() -> dict[str, dict[str, dict]]:
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # TensorFlow's start-up lines off the generator's output
     return {
         "optimizers": optimizers(),
         "lr_schedules": lr_schedules(),
