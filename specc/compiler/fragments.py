@@ -13,7 +13,6 @@ from specc.compiler.data_fragments import data_context, data_imports
 from specc.compiler.keras_fragments import tensorflow_context, tensorflow_modules
 from specc.compiler.render import WIDTH, Code, Multiline, literal
 from specc.compiler.resolve import Plan, is_searched
-from specc.compiler.tracking import tracking_context, tracking_imports
 from specc.compiler.tune_fragments import optimizer_types, population_train, tune_context, tune_imports
 from specc.spec.dump import dump_recorded
 
@@ -88,7 +87,6 @@ def context(plan: Plan, script_name: str, docstring: str | None = None) -> dict:
         "optimizer_types": optimizer_types(plan.experiment),  # more than one: tune.space chooses among them
         "population_train": population_train(plan),  # pbt/pb2 over trials that each drive a Train run
         **tune_context(plan),
-        **tracking_context(plan),
         "plan": plan,
         "e": e,
         "docstring": Multiline(docstring if docstring is not None else _docstring(plan, script_name)),
@@ -294,9 +292,8 @@ def _imports(plan: Plan) -> list[str]:
     if plan.experiment.model.type == "torchvision" or plan.data_source == "torchvision":
         modules.add("torchvision")
     tune_modules, froms = tune_imports(plan)
-    tracking_modules, tracking_froms = tracking_imports(plan)
-    modules |= tune_modules | tracking_modules
-    froms |= tracking_froms | data_froms
+    modules |= tune_modules
+    froms |= data_froms
     if torch:
         modules.add("torch")
         froms.add("from torch import nn")

@@ -10,7 +10,6 @@ import copy
 from specc.compiler.fragments import RESTORE, STDLIB, _wrapped, compiled_by, excludes_beyond, runtime_env_of
 from specc.compiler.render import WIDTH, Code, Multiline, literal
 from specc.compiler.resolve import Plan
-from specc.compiler.tracking import tracking_context, tracking_imports
 from specc.compiler.tune_fragments import param_name, space_domain, tune_context, tune_imports
 from specc.spec.dump import dump_recorded
 
@@ -20,7 +19,6 @@ def objective_context(plan: Plan, script_name: str) -> dict:
     runtime_env = runtime_env_of(e)
     return {
         **tune_context(plan),
-        **tracking_context(plan),
         "plan": plan,
         "e": e,
         "docstring": Multiline(_docstring(plan, script_name)),
@@ -99,9 +97,7 @@ def _imports(plan: Plan) -> list[str]:
         names = set(stoppers[0].removeprefix("from ray.tune.stopper import ").split(", "))
         names |= {"CombinedStopper", "FunctionStopper"}
         froms = (froms - set(stoppers)) | {f"from ray.tune.stopper import {', '.join(sorted(names))}"}
-    tracking_modules, tracking_froms = tracking_imports(plan)
-    modules |= (tune_modules - {"copy"}) | tracking_modules
-    froms |= tracking_froms
+    modules |= tune_modules - {"copy"}
     stdlib = sorted(m for m in modules if m in STDLIB)
     third = sorted((m for m in modules if m not in STDLIB), key=lambda m: m.split(" ")[0])
     ordered_froms = sorted(froms, key=lambda line: line.split(" ")[1])

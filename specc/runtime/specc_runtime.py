@@ -32,6 +32,7 @@ import ray
 import ray.cloudpickle
 import ray.train
 import ray.tune
+import ray.tune.logger
 import ray.util.queue
 
 VERSION = "0.1.0"  # the specc that wrote this runtime; its experiment files ask for it (expect)
@@ -854,6 +855,182 @@ def ray_private(module, name):
     return getattr(getattr(getattr(ray, "_private", None), module, None), name, None)
 
 
+# run.callbacks: the trackers a run logs each epoch to (csv, json, tensorboard, mlflow, wandb).
+FILE_TRACKERS = ("csv", "json", "tensorboard")
+
+
+def trackers(names, run_dir, name):
+    """run.callbacks for a search: Ray Tune's own logger callbacks, for every trial. Each trial's progress.csv and
+    result.json are always written: they are Ray's record of the trial, which Tuner.restore and results.csv read."""
+    os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"  # only these: Tune would add loggers of its own
+    callbacks = [KeptCsv(), KeptJson()]
+    if "tensorboard" in names:  # events.out.tfevents in each trial's directory: tensorboard --logdir <run directory>
+        callbacks.append(ray.tune.logger.TBXLoggerCallback())
+    if "mlflow" in names:  # one MLflow run per trial
+        from ray.air.integrations.mlflow import MLflowLoggerCallback
+
+        callbacks.append(MLflowLoggerCallback(mlflow_uri(run_dir), experiment_name=name))
+    if "wandb" in names:  # one W&B run per trial
+        callbacks.append(wandb_logger(project=name, **wandb_options(run_dir)))
+    return callbacks
+
+
+class KeptRecord:
+    """Ray Tune's progress.csv and result.json writers, which keep what they wrote when a trial is retried. Tune
+    writes each trial's files on the driver and copies them to the run directory in the background; when a trial
+    that failed restarts (run.max_failures), Tune 2.60 copies the run directory's back over the files it has been
+    appending to, and that copy may not hold the last reports yet (seen: a retried trial's result.json without the
+    report before its crash). Only a file not written here yet, a resumed run's, is taken from the run directory."""
+
+    def _restore_from_remote(self, file_name, trial):
+        if not os.path.exists(os.path.join(trial.local_path, file_name)):
+            super()._restore_from_remote(file_name, trial)
+
+
+class KeptCsv(KeptRecord, ray.tune.logger.CSVLoggerCallback):
+    """Tune's progress.csv writer (KeptRecord)."""
+
+
+class KeptJson(KeptRecord, ray.tune.logger.JsonLoggerCallback):
+    """Tune's result.json writer (KeptRecord)."""
+
+
+def wandb_logger(**options):
+    """Ray's WandbLoggerCallback, with a logging actor that also waits until wandb's core process has written the
+    run out: Ray kills the actor as soon as run() returns, and wandb.finish() alone can return before the offline
+    run file is written (seen with wandb 0.31: a trial's run file left empty)."""
+    from ray.air.integrations.wandb import WandbLoggerCallback, _WandbLoggingActor
+
+    class WandbLogging(_WandbLoggingActor):
+        def run(self):
+            super().run()
+            self._wandb.teardown()
+
+    class WandbLogger(WandbLoggerCallback):
+        _logger_actor_cls = WandbLogging  # the hook Ray's WandbLoggerCallback offers for its actor class
+
+    return WandbLogger(**options)
+
+
+class Tracking(ray.train.UserCallback):
+    """run.callbacks for a Ray Train run (Ray Tune's logger callbacks need Tune trials): each epoch that worker 0
+    reports is logged to each of `names`. Ray Train calls it in its controller process after every report: what it
+    writes to is opened there, at the first report, and closed after the last epoch (or once run.max_failures is
+    used up)."""
+
+    def __init__(self, names, run_dir, config, name, max_failures=0):
+        if "://" in run_dir and set(names) & set(FILE_TRACKERS):  # Tune moves a search's files to URIs itself
+            raise SystemExit(
+                "run.callbacks csv, json and tensorboard write local files in a Ray Train run: "
+                f"its storage_path must be a local or mounted path, not {run_dir}"
+            )
+        self.names, self.run_dir, self.config, self.name = names, run_dir, config, name
+        self.failures_left, self.opened = max_failures, False
+
+    def after_report(self, run_context, metrics, checkpoint):
+        self.log(metrics[0])
+
+    def after_exception(self, run_context, worker_exceptions):
+        self.failures_left -= 1
+        if self.failures_left < 0:  # FailureConfig(max_failures) is used up: the run ends here
+            self.close(failed=True)
+
+    def log(self, metrics):
+        if not self.opened:
+            self.open()
+        step = metrics["epoch"]  # from 1, as Tune's training_iteration counts
+        if "csv" in self.names:
+            import csv
+
+            path = os.path.join(self.run_dir, "progress.csv")
+            new = not os.path.exists(path)
+            with open(path, "a", encoding="utf-8", newline="") as out:
+                writer = csv.DictWriter(out, fieldnames=list(metrics))
+                if new:
+                    writer.writeheader()
+                writer.writerow(metrics)
+        if "json" in self.names:
+            with open(os.path.join(self.run_dir, "result.json"), "a", encoding="utf-8") as out:
+                out.write(json.dumps(metrics) + "\n")
+        if "tensorboard" in self.names:
+            for name, value in metrics.items():
+                self.tensorboard.add_scalar(f"ray/tune/{name}", value, global_step=step)  # Tune's tag names
+            self.tensorboard.flush()
+        if "mlflow" in self.names:
+            from mlflow.entities import Metric
+
+            now = int(time.time() * 1000)
+            self.mlflow.log_batch(self.mlflow_run, metrics=[Metric(k, v, now, step) for k, v in metrics.items()])
+        if "wandb" in self.names:
+            self.wandb.log(metrics, step=step)
+        if diverged(metrics):  # a NaN or infinite loss: the run stops at this epoch
+            self.close(failed=True)
+        elif step >= self.config["training"]["epochs"]:
+            self.close(failed=False)
+
+    def open(self):
+        os.makedirs(self.run_dir, exist_ok=True)
+        if "tensorboard" in self.names:
+            import tensorboardX
+
+            self.tensorboard = tensorboardX.SummaryWriter(self.run_dir)  # tensorboard --logdir <run directory>
+        if "mlflow" in self.names:
+            import mlflow
+            from mlflow.entities import Param
+
+            self.mlflow = mlflow.MlflowClient(mlflow_uri(self.run_dir))
+            experiment = self.mlflow.get_experiment_by_name(self.name)
+            experiment_id = experiment.experiment_id if experiment else self.mlflow.create_experiment(self.name)
+            self.mlflow_run = self.mlflow.create_run(experiment_id, run_name=self.name).info.run_id
+            self.mlflow.log_batch(self.mlflow_run, params=[Param(k, str(v)) for k, v in flat(self.config).items()])
+        if "wandb" in self.names:
+            import wandb
+
+            options = wandb_options(self.run_dir)
+            self.wandb = wandb.init(
+                project=self.name, name=self.name, config=self.config, reinit="create_new", **options
+            )
+        self.opened = True
+
+    def close(self, failed):
+        if not self.opened:
+            return
+        if "tensorboard" in self.names:
+            self.tensorboard.close()
+        if "mlflow" in self.names:
+            self.mlflow.set_terminated(self.mlflow_run, "FAILED" if failed else "FINISHED")
+        if "wandb" in self.names:
+            self.wandb.finish(exit_code=1 if failed else 0)
+        self.opened = False
+
+
+def flat(config, prefix=""):
+    """CONFIG's values by dotted path (training.optimizer.lr), as MLflow keeps parameters."""
+    out = {}
+    for key, value in config.items():
+        if isinstance(value, dict):
+            out.update(flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def mlflow_uri(run_dir):
+    """MLFLOW_TRACKING_URI when it is set (your tracking server), else an SQLite store in the run directory."""
+    if os.environ.get("MLFLOW_TRACKING_URI"):
+        return os.environ["MLFLOW_TRACKING_URI"]
+    if "://" in run_dir:
+        raise SystemExit(f"run.callbacks mlflow: set MLFLOW_TRACKING_URI; the run directory {run_dir} holds no SQLite")
+    return "sqlite:///" + os.path.join(run_dir, "mlflow.db")
+
+
+def wandb_options(run_dir):
+    """W&B logs offline (wandb sync uploads later) unless WANDB_MODE says otherwise (online needs `wandb login`),
+    into the run directory when that is a local path."""
+    mode = os.environ.setdefault("WANDB_MODE", "offline")
+    return {"mode": mode, "dir": None if "://" in run_dir else run_dir}
+
+
 # The run itself: its command line, --smoke, and the order in which a run claims, starts and ends what it uses.
 IN_PROCESS_CALLBACKS = []  # Ray Train's local mode (num_workers: 0) calls no callbacks: report() hands epochs to these
 
@@ -1085,8 +1262,8 @@ class Run:
         write_files(self.run_dir, files)
         if self.shape == "train":
             self.show_epochs()
-        else:  # Tune's newer console output prints its header box even at verbose=0; its older one, nothing
-            os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+        else:
+            self.show_trials()
 
     def fit_workers(self):
         """Refuses a run whose workers (a trial's) the cluster cannot hold; a search's trials at once."""
@@ -1106,12 +1283,10 @@ class Run:
 
     def show_epochs(self):
         """A training run's progress: one line an epoch (a bar on a terminal), and run.callbacks' tracker."""
-        tracking = self.experiment.get("tracking")
-        tracker = (
-            tracking(self.run_dir, {name: self.config[name] for name in self.experiment["config"]})
-            if tracking
-            else None
-        )
+        names = self.experiment.get("callbacks")
+        config = {name: self.config[name] for name in self.experiment["config"]}
+        max_failures = self.experiment.get("max_failures", 0)
+        tracker = Tracking(names, self.run_dir, config, self.name, max_failures) if names else None
         progress = None if self.args.quiet else EpochProgress(self.name, self.config["training"]["epochs"])
         self.callbacks = [tracker] if tracker else []
         if self.scaling["num_workers"]:
@@ -1122,6 +1297,37 @@ class Run:
             self.showing.callback(IN_PROCESS_CALLBACKS.clear)
             if progress:
                 self.showing.callback(progress.close)
+
+    def show_trials(self):
+        """A search's progress: one line per trial event, in place of Tune's reporter (`progress`: None with --quiet),
+        and run.callbacks' trackers for every trial; `callbacks` holds both, for the Tuner's RunConfig."""
+        os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # Tune's newer output prints a header box at verbose=0
+        search, objective = self.experiment["search"], self.shape == "objective"
+        self.callbacks = trackers(self.experiment.get("callbacks", ()), self.run_dir, self.name)
+        self.progress = None
+        if not self.args.quiet:
+            length = (1 if self.smoke else search["max_steps"]) if objective else self.config["training"]["epochs"]
+            paths = search["paths"]() if callable(search["paths"]) else search["paths"]
+            self.progress = TrialProgress(
+                self.name,
+                length,
+                search["reported"],
+                list(paths),
+                steps=objective,  # a step: a report of the objective function
+                rungs=search.get("rungs", ()),
+                option_params=search.get("option_params"),
+                all_when=search.get("all_when", False),
+            )
+            self.callbacks.append(self.progress)
+
+    def restored(self, trainable, **resume):
+        """The search this run continues (--resume, once Tune can restore it), with its progress shown as asked;
+        None otherwise. `resume`: Tuner.restore's arguments (run.resume: which trials start again)."""
+        if not (self.args.resume and ray.tune.Tuner.can_restore(self.run_dir)):
+            return None
+        tuner = ray.tune.Tuner.restore(self.run_dir, trainable, **resume)
+        shown_as_asked(tuner, self.progress)
+        return tuner
 
     def finish(self, result):
         """A training run's results.csv and best.json (run.checkpoint_score's best epoch); returns best.json's data."""

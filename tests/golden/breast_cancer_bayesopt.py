@@ -22,7 +22,6 @@ import specc_runtime
 import tensorflow as tf
 import tf_keras as keras
 from ray import tune
-from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback
 from ray.tune.schedulers import ASHAScheduler
 from ray.tune.search.bayesopt import BayesOptSearch
 from ray.tune.stopper import Stopper
@@ -242,36 +241,6 @@ class ReportEpoch(keras.callbacks.Callback):
             self.model.stop_training = True
 
 
-def trackers(run_dir):
-    """run.callbacks, through Ray Tune's logger callbacks, for every trial. Each trial's progress.csv and
-    result.json are always written: they are Ray's record of the trial, which Tuner.restore and results.csv read."""
-    os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"  # only these: Tune would add loggers of its own
-    return [
-        KeptCsv(),
-        KeptJson(),
-    ]
-
-
-class KeptRecord:
-    """Ray Tune's progress.csv and result.json writers, which keep what they wrote when a trial is retried. Tune
-    writes each trial's files on the driver and copies them to the run directory in the background; when a trial
-    that failed restarts (run.max_failures), Tune 2.60 copies the run directory's back over the files it has been
-    appending to, and that copy may not hold the last reports yet (seen: a retried trial's result.json without the
-    report before its crash). Only a file not written here yet, a resumed run's, is taken from the run directory."""
-
-    def _restore_from_remote(self, file_name, trial):
-        if not os.path.exists(os.path.join(trial.local_path, file_name)):
-            super()._restore_from_remote(file_name, trial)
-
-
-class KeptCsv(KeptRecord, CSVLoggerCallback):
-    """Tune's progress.csv writer (KeptRecord)."""
-
-
-class KeptJson(KeptRecord, JsonLoggerCallback):
-    """Tune's result.json writer (KeptRecord)."""
-
-
 RUNGS = [3, 6, 12]  # the epochs at which the scheduler compares trials (its milestones)
 
 
@@ -343,8 +312,10 @@ RUN = {  # how specc_runtime.Run carries the search out: its run directory, the 
         "mode": MODE,
         "reported": REPORTED,
         "paths": search_space,  # the sampled values, a column each in results.csv
+        "rungs": RUNGS,
     },
     "runtime_env": RUNTIME_ENV,
+    "callbacks": ["csv", "json"],  # run.callbacks, beside each trial's progress.csv and result.json
 }
 
 
@@ -355,42 +326,32 @@ def main(argv=None, **specc_run):
         config, at_once = run.config, run.at_once
         trial = tune.with_parameters(run_trial, config=config)
         trial = tune.with_resources(trial, tune.PlacementGroupFactory([run.per_trial]))
-        callbacks = trackers(run.run_dir)  # run.callbacks (a restored search keeps the ones it started with)
-        progress = None  # --quiet; else one line per trial event, in place of Tune's reporter
-        if not run.args.quiet:
-            progress = specc_runtime.TrialProgress(
-                RUN_NAME, config["training"]["epochs"], REPORTED, list(search_space()), rungs=RUNGS
-            )
-        if run.args.resume and tune.Tuner.can_restore(run.run_dir):
-            tuner = tune.Tuner.restore(run.run_dir, trial, resume_unfinished=True, resume_errored=True)
-            specc_runtime.shown_as_asked(tuner, progress)
-        else:
-            tuner = tune.Tuner(
-                trial,
-                param_space=search_space(),
-                tune_config=tune.TuneConfig(
-                    metric=METRIC,
-                    mode=MODE,
-                    num_samples=1 if run.smoke else 12,
-                    search_alg=make_searcher(),
-                    max_concurrent_trials=at_once,
-                    scheduler=make_scheduler(),
-                    time_budget_s=900.0,  # stop.time_budget_s: the whole search
-                    reuse_actors=True,  # a finished trial's process takes the next trial: no process start each time
-                    trial_name_creator=specc_runtime.trial_name,
-                    trial_dirname_creator=specc_runtime.trial_name,
+        tuner = run.restored(trial, resume_unfinished=True, resume_errored=True) or tune.Tuner(
+            trial,
+            param_space=search_space(),
+            tune_config=tune.TuneConfig(
+                metric=METRIC,
+                mode=MODE,
+                num_samples=1 if run.smoke else 12,
+                search_alg=make_searcher(),
+                max_concurrent_trials=at_once,
+                scheduler=make_scheduler(),
+                time_budget_s=900.0,  # stop.time_budget_s: the whole search
+                reuse_actors=True,  # a finished trial's process takes the next trial: no process start each time
+                trial_name_creator=specc_runtime.trial_name,
+                trial_dirname_creator=specc_runtime.trial_name,
+            ),
+            run_config=tune.RunConfig(
+                name=RUN_NAME,
+                storage_path=run.storage_path,
+                stop=make_stopper(),
+                checkpoint_config=tune.CheckpointConfig(
+                    num_to_keep=1, checkpoint_score_attribute="val_accuracy", checkpoint_score_order="max"
                 ),
-                run_config=tune.RunConfig(
-                    name=RUN_NAME,
-                    storage_path=run.storage_path,
-                    stop=make_stopper(),
-                    checkpoint_config=tune.CheckpointConfig(
-                        num_to_keep=1, checkpoint_score_attribute="val_accuracy", checkpoint_score_order="max"
-                    ),
-                    callbacks=callbacks + ([progress] if progress else []),
-                    verbose=0,  # TrialProgress shows the search
-                ),
-            )
+                callbacks=run.callbacks,  # run.callbacks' trackers and specc's progress lines
+                verbose=0,  # specc_runtime.TrialProgress shows the search
+            ),
+        )
         summary, _ = run.finish_search(tuner.fit(), config)
     return summary
 

@@ -24,7 +24,6 @@ import ray.train.torch
 import specc_runtime
 import torch
 from ray import tune
-from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback
 from ray.tune.schedulers import PopulationBasedTraining
 from ray.tune.search import BasicVariantGenerator
 from ray.util.queue import Empty, Queue
@@ -249,36 +248,6 @@ def make_trainer(config, scaling, name, storage_path, callbacks):
     )
 
 
-def trackers(run_dir):
-    """run.callbacks, through Ray Tune's logger callbacks, for every trial. Each trial's progress.csv and
-    result.json are always written: they are Ray's record of the trial, which Tuner.restore and results.csv read."""
-    os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"  # only these: Tune would add loggers of its own
-    return [
-        KeptCsv(),
-        KeptJson(),
-    ]
-
-
-class KeptRecord:
-    """Ray Tune's progress.csv and result.json writers, which keep what they wrote when a trial is retried. Tune
-    writes each trial's files on the driver and copies them to the run directory in the background; when a trial
-    that failed restarts (run.max_failures), Tune 2.60 copies the run directory's back over the files it has been
-    appending to, and that copy may not hold the last reports yet (seen: a retried trial's result.json without the
-    report before its crash). Only a file not written here yet, a resumed run's, is taken from the run directory."""
-
-    def _restore_from_remote(self, file_name, trial):
-        if not os.path.exists(os.path.join(trial.local_path, file_name)):
-            super()._restore_from_remote(file_name, trial)
-
-
-class KeptCsv(KeptRecord, CSVLoggerCallback):
-    """Tune's progress.csv writer (KeptRecord)."""
-
-
-class KeptJson(KeptRecord, JsonLoggerCallback):
-    """Tune's result.json writer (KeptRecord)."""
-
-
 def search_space(smoke=False):
     """tune.space: what Tune samples for each trial, keyed by the path of the CONFIG value it replaces."""
     space = {
@@ -387,6 +356,7 @@ RUN = {  # how specc_runtime.Run carries the search out: its run directory, the 
         "train_runs": True,  # each trial's Ray Train run reports its checkpoints' paths
     },
     "runtime_env": RUNTIME_ENV,
+    "callbacks": ["csv"],  # run.callbacks, beside each trial's progress.csv and result.json
 }
 
 
@@ -397,41 +367,31 @@ def main(argv=None, **specc_run):
         config, at_once = run.config, run.at_once
         trial = tune.with_parameters(run_trial, config=config, scaling=run.scaling, storage_path=run.run_dir)
         trial = tune.with_resources(trial, tune.PlacementGroupFactory([run.per_trial]))
-        callbacks = trackers(run.run_dir)  # run.callbacks (a restored search keeps the ones it started with)
-        progress = None  # --quiet; else one line per trial event, in place of Tune's reporter
-        if not run.args.quiet:
-            progress = specc_runtime.TrialProgress(
-                RUN_NAME, config["training"]["epochs"], REPORTED, list(search_space())
-            )
         # A trial that drives a Train run keeps no actor to reuse: Tune's advice to reuse actors is not for this search
         warnings.filterwarnings("ignore", "Consider boosting PBT performance", UserWarning)
-        if run.args.resume and tune.Tuner.can_restore(run.run_dir):
-            tuner = tune.Tuner.restore(run.run_dir, trial, resume_unfinished=True, resume_errored=True)
-            specc_runtime.shown_as_asked(tuner, progress)
-        else:
-            tuner = tune.Tuner(
-                trial,
-                param_space=search_space(run.smoke),
-                tune_config=tune.TuneConfig(
-                    metric=METRIC,
-                    mode=MODE,
-                    search_alg=make_searcher(at_once),
-                    scheduler=make_scheduler(),
-                    time_budget_s=900.0,  # stop.time_budget_s: the whole search
-                    trial_name_creator=specc_runtime.trial_name,
-                    trial_dirname_creator=specc_runtime.trial_name,
+        tuner = run.restored(trial, resume_unfinished=True, resume_errored=True) or tune.Tuner(
+            trial,
+            param_space=search_space(run.smoke),
+            tune_config=tune.TuneConfig(
+                metric=METRIC,
+                mode=MODE,
+                search_alg=make_searcher(at_once),
+                scheduler=make_scheduler(),
+                time_budget_s=900.0,  # stop.time_budget_s: the whole search
+                trial_name_creator=specc_runtime.trial_name,
+                trial_dirname_creator=specc_runtime.trial_name,
+            ),
+            run_config=tune.RunConfig(
+                name=RUN_NAME,
+                storage_path=run.storage_path,
+                # the trials' copies of their Train checkpoints, which PBT hands on (Tune keeps the latest too)
+                checkpoint_config=tune.CheckpointConfig(
+                    num_to_keep=4, checkpoint_score_attribute="val_accuracy", checkpoint_score_order="max"
                 ),
-                run_config=tune.RunConfig(
-                    name=RUN_NAME,
-                    storage_path=run.storage_path,
-                    # the trials' copies of their Train checkpoints, which PBT hands on (Tune keeps the latest too)
-                    checkpoint_config=tune.CheckpointConfig(
-                        num_to_keep=4, checkpoint_score_attribute="val_accuracy", checkpoint_score_order="max"
-                    ),
-                    callbacks=callbacks + ([progress] if progress else []),
-                    verbose=0,  # TrialProgress shows the search
-                ),
-            )
+                callbacks=run.callbacks,  # run.callbacks' trackers and specc's progress lines
+                verbose=0,  # specc_runtime.TrialProgress shows the search
+            ),
+        )
         summary, _ = run.finish_search(tuner.fit(), config)
     return summary
 

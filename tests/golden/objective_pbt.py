@@ -19,7 +19,6 @@ import sys
 
 import specc_runtime
 from ray import tune
-from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback
 from ray.tune.schedulers import PopulationBasedTraining
 from ray.tune.search import BasicVariantGenerator
 
@@ -103,36 +102,6 @@ def make_scheduler():
     )
 
 
-def trackers(run_dir):
-    """run.callbacks, through Ray Tune's logger callbacks, for every trial. Each trial's progress.csv and
-    result.json are always written: they are Ray's record of the trial, which Tuner.restore and results.csv read."""
-    os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"  # only these: Tune would add loggers of its own
-    return [
-        KeptCsv(),
-        KeptJson(),
-    ]
-
-
-class KeptRecord:
-    """Ray Tune's progress.csv and result.json writers, which keep what they wrote when a trial is retried. Tune
-    writes each trial's files on the driver and copies them to the run directory in the background; when a trial
-    that failed restarts (run.max_failures), Tune 2.60 copies the run directory's back over the files it has been
-    appending to, and that copy may not hold the last reports yet (seen: a retried trial's result.json without the
-    report before its crash). Only a file not written here yet, a resumed run's, is taken from the run directory."""
-
-    def _restore_from_remote(self, file_name, trial):
-        if not os.path.exists(os.path.join(trial.local_path, file_name)):
-            super()._restore_from_remote(file_name, trial)
-
-
-class KeptCsv(KeptRecord, CSVLoggerCallback):
-    """Tune's progress.csv writer (KeptRecord)."""
-
-
-class KeptJson(KeptRecord, JsonLoggerCallback):
-    """Tune's result.json writer (KeptRecord)."""
-
-
 RUN = {  # how specc_runtime.Run carries the search out: its run directory, the Ray it uses, a trial's resources
     "name": RUN_NAME,
     "storage_path": STORAGE_PATH,
@@ -141,6 +110,7 @@ RUN = {  # how specc_runtime.Run carries the search out: its run directory, the 
     "shape": "objective",
     "per_trial": {"CPU": 1},  # scaling: what one trial's process reserves
     "working_dir": WORKING_DIR,
+    "callbacks": ["csv", "json"],  # run.callbacks, beside each trial's progress.csv and result.json
     "search": {  # what the search's results are made of (specc_runtime.write_objective_results)
         "metric": METRIC,
         "mode": MODE,
@@ -163,39 +133,30 @@ def main(argv=None, **specc_run):
         use_spec_dir(where["spec_dir"])
         load_factory(OBJECTIVE)  # here first: a missing module or name stops the run before any trial starts
         trainable = tune.with_resources(tune.with_parameters(run_trial, where=where), run.per_trial)
-        callbacks = trackers(run.run_dir)  # run.callbacks (a restored search keeps the ones it started with)
-        progress = None  # --quiet; else one line per trial event, in place of Tune's reporter (a step: a report)
-        if not run.args.quiet:
-            steps = 1 if run.smoke else MAX_STEPS
-            progress = specc_runtime.TrialProgress(RUN_NAME, steps, REPORTED, RUN["search"]["paths"], steps=True)
-        if run.args.resume and tune.Tuner.can_restore(run.run_dir):
-            tuner = tune.Tuner.restore(run.run_dir, trainable, resume_unfinished=True, resume_errored=True)
-            specc_runtime.shown_as_asked(tuner, progress)
-        else:
-            tuner = tune.Tuner(
-                trainable,
-                param_space=search_space(),
-                tune_config=tune.TuneConfig(
-                    metric=METRIC,
-                    mode=MODE,
-                    num_samples=1 if run.smoke else 4,
-                    search_alg=make_searcher(4),  # tune.max_concurrent_trials
-                    scheduler=make_scheduler(),
-                    reuse_actors=True,  # a finished trial's process takes the next trial: no process start each time
-                    trial_name_creator=specc_runtime.trial_name,
-                    trial_dirname_creator=specc_runtime.trial_name,
+        tuner = run.restored(trainable, resume_unfinished=True, resume_errored=True) or tune.Tuner(
+            trainable,
+            param_space=search_space(),
+            tune_config=tune.TuneConfig(
+                metric=METRIC,
+                mode=MODE,
+                num_samples=1 if run.smoke else 4,
+                search_alg=make_searcher(4),  # tune.max_concurrent_trials
+                scheduler=make_scheduler(),
+                reuse_actors=True,  # a finished trial's process takes the next trial: no process start each time
+                trial_name_creator=specc_runtime.trial_name,
+                trial_dirname_creator=specc_runtime.trial_name,
+            ),
+            run_config=tune.RunConfig(
+                name=RUN_NAME,
+                storage_path=run.storage_path,
+                stop=stopper(run.smoke),
+                checkpoint_config=tune.CheckpointConfig(
+                    num_to_keep=4, checkpoint_score_attribute="mean_accuracy", checkpoint_score_order="max"
                 ),
-                run_config=tune.RunConfig(
-                    name=RUN_NAME,
-                    storage_path=run.storage_path,
-                    stop=stopper(run.smoke),
-                    checkpoint_config=tune.CheckpointConfig(
-                        num_to_keep=4, checkpoint_score_attribute="mean_accuracy", checkpoint_score_order="max"
-                    ),
-                    callbacks=callbacks + ([progress] if progress else []),
-                    verbose=0,  # TrialProgress shows the search
-                ),
-            )
+                callbacks=run.callbacks,  # run.callbacks' trackers and specc's progress lines
+                verbose=0,  # specc_runtime.TrialProgress shows the search
+            ),
+        )
         summary, _ = run.finish_search(tuner.fit())
     return summary
 

@@ -122,7 +122,7 @@ def test_the_script_imports_the_function_and_builds_a_tuner_over_it(compiled):
     source = compiled[1]["random"]
     assert 'OBJECTIVE = "functions:objective"' in source
     assert "tune.with_resources(tune.with_parameters(run_trial, where=where), run.per_trial)" in source
-    assert "tune.Tuner(\n                trainable," in source
+    assert "or tune.Tuner(\n            trainable," in source
     # only what this spec uses: no model, data, Train workers or epochs
     for absent in ("TorchTrainer", "ScalingConfig", "train_func", "import torch", "epoch"):
         assert absent not in source, absent
@@ -318,12 +318,12 @@ def test_hostile_params_stay_data(tmp_path):
 def test_progress_lines_count_steps_and_show_the_sampled_params(tmp_path, capsys):
     """An objective search shows specc's lines, not Tune's status table: steps are the function's reports."""
     script = script_of(write_case(tmp_path, "asha_stop"))
-    paths = script.RUN["search"]["paths"]  # what main() hands the runtime's TrialProgress:
-    built = 'RUN_NAME, steps, REPORTED, RUN["search"]["paths"], steps=True, rungs=RUNGS'
-    assert built in api.compile(api.load(write_case(tmp_path, "asha_stop")))
-    progress = script.specc_runtime.TrialProgress(
-        script.RUN_NAME, 8, script.REPORTED, paths, steps=True, rungs=script.RUNGS
-    )
+    paths = script.RUN["search"]["paths"]
+    run = script.specc_runtime.Run(script.__file__, "a search", [], script.RESOLVED_SPEC, script.RUN)
+    run.run_dir = str(tmp_path / "run")
+    run.show_trials()  # the progress lines as main() has the runtime build them
+    progress = run.progress
+    assert (progress.length, progress.rungs, progress.steps) == (8, script.RUNGS, True)
     progress.setup(total_num_samples=2)
     trial = types.SimpleNamespace(
         trial_id="a_00000", config={"steps": 8, "x": 2.5, "nested": {"y": 0.5}}, last_result=None, status="RUNNING"

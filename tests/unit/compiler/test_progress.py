@@ -93,9 +93,8 @@ def test_a_training_run_leaves_its_progress_to_the_runtime(write_spec, framework
 def test_a_search_turns_tunes_reporter_off_for_its_own_lines(write_spec):
     source = api.compile(api.load(write_spec(SEARCH)))
     assert "verbose=0,  #" in source
-    assert "progress = specc_runtime.TrialProgress(" in source and "if not run.args.quiet:" in source
-    assert "callbacks=callbacks + ([progress] if progress else [])," in source
-    assert "specc_runtime.shown_as_asked(tuner, progress)" in source  # a restored search's gives way to this run's
+    assert "callbacks=run.callbacks," in source  # the runtime's progress lines (none with --quiet) and trackers
+    assert "tuner = run.restored(trial, " in source  # a restored search's progress gives way to this run's
     assert "EpochProgress" not in source and "ShowEpochs" not in source
 
 

@@ -70,39 +70,34 @@ def no_ray(monkeypatch):
 @pytest.mark.parametrize(
     ("callbacks", "loggers"),
     [
-        ("[]", ["KeptCsv()", "KeptJson()"]),
-        ("[csv, json]", ["KeptCsv()", "KeptJson()"]),
-        ("[tensorboard]", ["KeptCsv()", "KeptJson()", "TBXLoggerCallback()"]),
-        (
-            "[mlflow, wandb]",
-            [
-                "KeptCsv()",
-                "KeptJson()",
-                "MLflowLoggerCallback(mlflow_uri(run_dir), experiment_name=RUN_NAME)",
-                "WandbLogger(project=RUN_NAME, **wandb_options(run_dir))",
-            ],
-        ),
+        ("[]", ["KeptCsv", "KeptJson"]),
+        ("[csv, json]", ["KeptCsv", "KeptJson"]),
+        ("[tensorboard]", ["KeptCsv", "KeptJson", "TBXLoggerCallback"]),
+        ("[mlflow, wandb]", ["KeptCsv", "KeptJson", "MLflowLoggerCallback", "WandbLogger"]),
     ],
 )
-def test_a_search_hands_tune_exactly_the_loggers_named(write_spec, callbacks, loggers):
+def test_a_search_hands_tune_exactly_the_loggers_named(write_spec, callbacks, loggers, tmp_path, monkeypatch):
     """csv and json always (Ray's record of each trial, which the results are read from); the others only when
     named; Tune's own automatic loggers switched off so that nothing else writes."""
+    monkeypatch.setenv("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "0")  # trackers() sets it: restored afterwards
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    script = script_of(write_spec, SEARCH.format(callbacks=callbacks))
+    run = script.specc_runtime.Run(script.__file__, "a search", ["--quiet"], script.RESOLVED_SPEC, script.RUN)
+    run.run_dir = str(tmp_path / "run")
+    run.show_trials()  # --quiet: the trackers alone
+    assert [type(callback).__name__ for callback in run.callbacks] == loggers
+    assert os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] == "1"
     text = source(write_spec, SEARCH.format(callbacks=callbacks))
-    body = text.split("def trackers(run_dir):", 1)[1].split("\n\n\n", 1)[0]
-    returned = [line.strip().split("  #")[0].rstrip(",") for line in body.split("return [", 1)[1].splitlines()[1:-1]]
-    assert returned == loggers
-    assert 'os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"' in body
-    assert "callbacks=callbacks + ([progress] if progress else [])," in text and "class Tracking" not in text
+    assert "callbacks=run.callbacks," in text and "Tracking" not in text and "def trackers" not in text
 
 
 @pytest.mark.parametrize("framework", ["torch", "tensorflow"])
 def test_a_training_run_gets_a_ray_train_user_callback(write_spec, framework, tmp_path):
     text = source(write_spec, TRAIN.format(framework=framework, workers=2, callbacks="[csv, tensorboard]"))
-    assert "class Tracking(ray.train.UserCallback):" in text
-    assert '"tracking": Tracking,  # run.callbacks' in text  # specc_runtime.Run makes it the Trainer's callback
-    assert "IN_PROCESS_CALLBACKS" not in text  # workers: Ray Train's controller calls it
-    assert "import tensorboardX" in text and "import mlflow" not in text and "import wandb" not in text
-    compile(text, "script.py", "exec")
+    # specc_runtime.Run makes its Tracking the Trainer's callback, which Ray Train's controller calls
+    assert '"callbacks": ["csv", "tensorboard"],' in text and "class Tracking" not in text
+    assert "import tensorboardX" not in text and "import mlflow" not in text and "import wandb" not in text
     script = script_of(write_spec, TRAIN.format(framework=framework, workers=2, callbacks="[csv, tensorboard]"))
     run = script.specc_runtime.Run(script.__file__, "a run", ["--quiet"], script.RESOLVED_SPEC, script.RUN)
     run.run_dir = str(tmp_path / "run")
@@ -113,7 +108,7 @@ def test_a_training_run_gets_a_ray_train_user_callback(write_spec, framework, tm
 
 def test_a_training_run_without_callbacks_has_no_tracking(write_spec):
     text = source(write_spec, TRAIN.format(framework="torch", workers=2, callbacks="[]"))
-    assert "Tracking" not in text and "def trackers" not in text and "tracking" not in text
+    assert "Tracking" not in text and "def trackers" not in text and '"callbacks":' not in text
     assert "run.callbacks)" in text  # the progress's callback only, which specc_runtime.Run adds
 
 
@@ -151,11 +146,12 @@ def test_tracking_closes_its_mlflow_run_failed_when_retries_are_used_up(write_sp
     )
     script = script_of(write_spec, text)
     run_dir = str(tmp_path / "run")
-    tracking = script.Tracking(run_dir, script.CONFIG, 1)
+    assert (script.RUN["callbacks"], script.RUN["max_failures"]) == (["csv", "mlflow"], 1)
+    tracking = script.specc_runtime.Tracking(["csv", "mlflow"], run_dir, script.CONFIG, "tracked", 1)
     tracking.after_report(None, [{"epoch": 1, "train_loss": 1.0, "val_loss": 0.9}], None)
     tracking.after_exception(None, {0: RuntimeError("worker died")})  # retried: the run goes on
     tracking.after_report(None, [{"epoch": 2, "train_loss": 0.8, "val_loss": 0.7}], None)
-    client = mlflow.MlflowClient(script.mlflow_uri(run_dir))
+    client = mlflow.MlflowClient(script.specc_runtime.mlflow_uri(run_dir))
     (found,) = client.search_runs([client.get_experiment_by_name("tracked").experiment_id])
     assert found.info.status == "RUNNING"
     tracking.after_exception(None, {0: RuntimeError("worker died again")})  # no retries left
@@ -192,7 +188,7 @@ def test_a_retried_trial_keeps_the_epochs_logged_before_its_failure(write_spec, 
     (stored / "result.json").write_text('{"epoch": 1}\n', encoding="utf-8")  # a resumed run's epoch 1
     (stored / "progress.csv").write_text("epoch\n1\n", encoding="utf-8")
     trial = Trial(tmp_path / "driver" / "trial_0", stored)
-    loggers = script.trackers(str(tmp_path / "run"))
+    loggers = script.specc_runtime.trackers(script.RUN.get("callbacks", []), str(tmp_path / "run"), "searched")
 
     for logger in loggers:
         logger.on_trial_start(0, [trial], trial)  # resumed: the run directory's epochs are taken
@@ -241,23 +237,25 @@ def test_a_uri_storage_path_is_refused_before_a_training_run_writes_local_files(
     """Tune moves a search's logger files to a URI storage_path itself; a Ray Train run's tracker writes plain
     files, so it says so up front instead of failing in Ray's controller at the first epoch."""
     script = script_of(write_spec, TRAIN.format(framework="torch", workers=1, callbacks="[json, mlflow]"))
+    runtime = script.specc_runtime
     with pytest.raises(SystemExit, match=r"local or mounted path, not s3://bucket/runs/tracked$"):
-        script.Tracking("s3://bucket/runs/tracked", script.CONFIG, 0)
+        runtime.Tracking(script.RUN["callbacks"], "s3://bucket/runs/tracked", script.CONFIG, "tracked")
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     with pytest.raises(SystemExit, match="set MLFLOW_TRACKING_URI"):
-        script.mlflow_uri("s3://bucket/runs/tracked")
+        runtime.mlflow_uri("s3://bucket/runs/tracked")
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://mlflow.internal:5000")
-    assert script.mlflow_uri("s3://bucket/runs/tracked") == "http://mlflow.internal:5000"
-    assert script.mlflow_uri("/runs/tracked") == "http://mlflow.internal:5000"
+    assert runtime.mlflow_uri("s3://bucket/runs/tracked") == "http://mlflow.internal:5000"
+    assert runtime.mlflow_uri("/runs/tracked") == "http://mlflow.internal:5000"
 
 
 def test_remote_trackers_alone_take_a_uri_storage_path(write_spec, monkeypatch):
     script = script_of(write_spec, TRAIN.format(framework="torch", workers=1, callbacks="[wandb]"))
-    assert script.Tracking("s3://bucket/runs/tracked", script.CONFIG, 0).run_dir == "s3://bucket/runs/tracked"
+    runtime, names = script.specc_runtime, script.RUN["callbacks"]
+    assert runtime.Tracking(names, "s3://bucket/runs/tracked", script.CONFIG, "tracked").run_dir.startswith("s3://")
     monkeypatch.delenv("WANDB_MODE", raising=False)
-    assert script.wandb_options("s3://bucket/runs/tracked") == {"mode": "offline", "dir": None}  # wandb's ./wandb
+    assert runtime.wandb_options("s3://bucket/runs/tracked") == {"mode": "offline", "dir": None}  # wandb's ./wandb
     monkeypatch.setenv("WANDB_MODE", "online")  # the user's choice stands
-    assert script.wandb_options("/runs/tracked") == {"mode": "online", "dir": "/runs/tracked"}
+    assert runtime.wandb_options("/runs/tracked") == {"mode": "online", "dir": "/runs/tracked"}
 
 
 def test_a_missing_searcher_package_is_located_like_a_trackers(write_spec, without, tmp_path, no_ray):

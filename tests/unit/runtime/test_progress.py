@@ -244,3 +244,55 @@ def test_a_local_mode_run_hands_its_epochs_to_the_progress_in_this_process(tmp_p
         assert run.callbacks == []  # the Trainer gets none
         run.__exit__(None, None, None)
         assert specc_runtime.IN_PROCESS_CALLBACKS == []
+
+
+def test_a_search_builds_its_progress_and_trackers_from_its_description(tmp_path, monkeypatch):
+    """Run.show_trials: the progress lines take the search's sampled paths (a function of the experiment file, or a
+    list), its rungs, its conditional options and stop.all_when from RUN["search"]; the trackers come first, and
+    --quiet leaves the trackers alone. An objective's length is its max_steps (1 with --smoke)."""
+    monkeypatch.setenv("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "0")  # trackers() sets it: restored afterwards
+    options = {"training.optimizer": ["type", "lr"]}
+    search = {
+        "metric": "val_loss",
+        "mode": "min",
+        "reported": ["epoch", "val_loss"],
+        "paths": lambda: ["training.optimizer", "model.dropout"],
+        "rungs": [1, 3],
+        "option_params": options,
+        "all_when": True,
+    }
+    experiment = {"name": "s", "storage_path": str(tmp_path), "config": {"training": {"epochs": 4}}, "shape": "tune"}
+    experiment.update(search=search, callbacks=["json"])
+    for argv, shown in (([], True), (["--quiet"], False)):
+        run = specc_runtime.Run(str(tmp_path / "x.py"), "a search", argv, "specc: 1\n", experiment)
+        run.run_dir = str(tmp_path / "s")
+        run.show_trials()
+        names = [type(callback).__name__ for callback in run.callbacks]
+        assert names == ["KeptCsv", "KeptJson", *(["TrialProgress"] if shown else [])]
+        assert (run.progress is not None) == shown
+    progress = specc_runtime.Run(str(tmp_path / "x.py"), "a search", [], "specc: 1\n", experiment)
+    progress.run_dir = str(tmp_path / "s")
+    progress.show_trials()
+    shown = progress.progress
+    assert (shown.length, shown.sampled, shown.rungs, shown.option_params, shown.all_when, shown.steps) == (
+        4,
+        ["training.optimizer", "model.dropout"],
+        [1, 3],
+        options,
+        True,
+        False,
+    )
+    objective = {**experiment, "shape": "objective", "search": {**search, "paths": ["x"], "max_steps": 20}}
+    for argv, length in (([], 20), (["--smoke"], 1)):
+        run = specc_runtime.Run(str(tmp_path / "x.py"), "a search", argv, "specc: 1\n", objective)
+        run.run_dir = str(tmp_path / "o")
+        run.show_trials()
+        assert (run.progress.length, run.progress.sampled, run.progress.steps) == (length, ["x"], True)
+
+
+def test_a_search_is_restored_only_when_asked_and_there_is_one(tmp_path):
+    experiment = {"name": "s", "storage_path": str(tmp_path), "config": {}, "shape": "tune", "search": {}}
+    for argv in ([], ["--resume"]):  # nothing to restore in an empty directory: a new Tuner is built
+        run = specc_runtime.Run(str(tmp_path / "x.py"), "a search", argv, "specc: 1\n", experiment)
+        run.run_dir, run.progress = str(tmp_path / "s"), None
+        assert run.restored(lambda config: None, resume_unfinished=True) is None
