@@ -14,6 +14,8 @@ import contextlib
 import copy
 import fcntl
 import functools
+import importlib
+import inspect
 import json
 import logging
 import math
@@ -33,6 +35,7 @@ import ray.cloudpickle
 import ray.train
 import ray.tune
 import ray.tune.logger
+import ray.tune.stopper
 import ray.util.queue
 
 VERSION = "0.1.0"  # the specc that wrote this runtime; its experiment files ask for it (expect)
@@ -855,6 +858,41 @@ def ray_private(module, name):
     return getattr(getattr(getattr(ray, "_private", None), module, None), name, None)
 
 
+# The project's own modules (custom factories, an objective function), imported from the spec's directory.
+def load_factory(reference):
+    """Imports 'package.module:function' (the spec's directory is on sys.path: see use_spec_dir): a function or
+    class defined in that module, never a name it imports from elsewhere (such as os:system)."""
+    module_name, name = reference.split(":")
+    factory = getattr(importlib.import_module(module_name), name, None)
+    if not (inspect.isfunction(factory) or inspect.isclass(factory)) or factory.__module__ != module_name:
+        raise SystemExit(f"{reference} is not a function or class defined in {module_name}")
+    return factory
+
+
+def use_spec_dir(spec_dir, import_dirs=(".",)):
+    """Makes the spec's directory importable in this process (the driver, and each Ray worker or Tune trial), local
+    or on a cluster's node; with `import_dirs` (relative to it: it, then cluster.working_dir), each, in that order."""
+    wanted = [os.path.normpath(os.path.join(spec_dir, relative)) for relative in import_dirs]
+    sys.path[:0] = [directory for directory in dict.fromkeys(wanted) if directory not in sys.path]
+
+
+def spec_dir_on_node(config):
+    """The spec's directory as this process sees it: on a cluster's node, its place in the job's working directory,
+    which Ray unpacks there and puts first on PYTHONPATH (Ray Train and Tune move the current directory elsewhere);
+    else the spec's directory itself."""
+    shipped = config.get("spec_dir_shipped")
+    if shipped is None:
+        return config["spec_dir"]
+    return os.path.normpath(os.path.join(os.environ.get("PYTHONPATH", "").split(os.pathsep)[0], shipped))
+
+
+def run_objective(config, reference, where, import_dirs=(".",)):
+    """One Tune trial of an objective search: objective.function (`reference`), imported in the trial's process,
+    called with the trial's config (it reports with ray.tune.report). `where`: the spec's directory on this node."""
+    use_spec_dir(spec_dir_on_node(where), import_dirs)
+    load_factory(reference)(config)
+
+
 # run.callbacks: the trackers a run logs each epoch to (csv, json, tensorboard, mlflow, wandb).
 FILE_TRACKERS = ("csv", "json", "tensorboard")
 
@@ -1319,6 +1357,29 @@ class Run:
                 all_when=search.get("all_when", False),
             )
             self.callbacks.append(self.progress)
+
+    def objective(self, reference):
+        """An objective search's trainable: objective.function (`reference`), imported from the spec's directory
+        (RUN["objective"]: relative to the script; joining a cluster, its place in the working directory) in each
+        trial's process. Imported here first: a missing module or name stops the run before any trial starts."""
+        objective = self.experiment["objective"]
+        here = os.path.dirname(os.path.abspath(self.script))
+        where = {"spec_dir": os.path.normpath(os.path.join(here, objective["spec_dir"]))}
+        if joins_cluster(self.args.address):  # the trials import it from the working directory on their node
+            where["spec_dir_shipped"] = objective["shipped"]
+        import_dirs = objective.get("import_dirs", (".",))
+        use_spec_dir(where["spec_dir"], import_dirs)
+        load_factory(reference)
+        return ray.tune.with_parameters(run_objective, reference=reference, where=where, import_dirs=import_dirs)
+
+    def steps_stopper(self, rules=None):
+        """When an objective's trial ends: after objective.max_steps reports (1 with --smoke; Tune counts reports as
+        training_iteration), or by `rules` (the stop section's) before that."""
+        steps = 1 if self.smoke else self.experiment["search"]["max_steps"]
+        if steps is None:
+            return rules
+        reports = ray.tune.stopper.FunctionStopper(lambda trial_id, result: result["training_iteration"] >= steps)
+        return reports if rules is None else ray.tune.stopper.CombinedStopper(reports, rules)
 
     def restored(self, trainable, **resume):
         """The search this run continues (--resume, once Tune can restore it), with its progress shown as asked;

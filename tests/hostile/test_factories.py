@@ -130,19 +130,28 @@ def test_specc_run_refuses_os_system_before_anything_runs(tmp_path, capsys):
     assert not marker.exists()
 
 
-def test_the_compiled_script_checks_the_factory_it_loads(tmp_path):
-    """The script stands alone (it may be run without specc): its load_factory refuses what validate refuses."""
-    source = api.compile(api.load(ROOT / "specs" / "custom_model.yaml"))
-    tree = ast.parse(source)
+def test_the_compiled_scripts_check_the_factory_they_load(tmp_path):
+    """The scripts stand alone (they may be run without specc): the runtime's load_factory, which the experiment
+    file calls, and an after-training script's own copy refuse what validate refuses."""
+    import specc_runtime
+
+    from specc.compiler.after import compile_after
+
+    experiment = api.load(ROOT / "specs" / "custom_model.yaml")
+    assert "specc_runtime.load_factory(" in api.compile(experiment)
+    tree = ast.parse(compile_after(experiment, str(tmp_path / "evaluate.py"), "spec.resolved.yaml"))
     (function,) = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "load_factory"]
+    runtime = ast.parse(Path(specc_runtime.__file__).read_text(encoding="utf-8"))
+    (own,) = [node for node in runtime.body if isinstance(node, ast.FunctionDef) and node.name == "load_factory"]
+    assert ast.unparse(function) == ast.unparse(own)  # one rule, in both places a factory is imported
     namespace: dict = {}
     exec("import importlib, inspect\n" + ast.unparse(function), namespace)
-    load_factory = namespace["load_factory"]
-    assert load_factory("json:loads").__name__ == "loads"
-    # a builtin, a module json imports, a class it re-exports from json.decoder, a name it does not have
-    for reference in ("os:system", "json:codecs", "json:JSONDecodeError", "json:nothing"):
-        with pytest.raises(SystemExit, match="is not a function or class defined in"):
-            load_factory(reference)
+    for load_factory in (specc_runtime.load_factory, namespace["load_factory"]):
+        assert load_factory("json:loads").__name__ == "loads"
+        # a builtin, a module json imports, a class it re-exports from json.decoder, a name it does not have
+        for reference in ("os:system", "json:codecs", "json:JSONDecodeError", "json:nothing"):
+            with pytest.raises(SystemExit, match="is not a function or class defined in"):
+                load_factory(reference)
 
 
 def test_a_module_in_the_shipped_working_directory_is_checked_too(tmp_path):

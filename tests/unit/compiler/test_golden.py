@@ -275,8 +275,9 @@ def used_paths(spec: str) -> dict[str, bool]:
         "clip_grad_norm_(": e.training.grad_clip_norm is not None,
         "pin_memory=torch.cuda.is_available()": e.scaling.use_gpu and e.dataset.loader != "ray_data",
         '"nccl"': e.scaling.backend == "nccl",
-        "def load_factory(": "custom" in (e.model.type, e.dataset.type),
-        "import importlib": "custom" in (e.model.type, e.dataset.type),
+        "specc_runtime.load_factory(": "custom" in (e.model.type, e.dataset.type),  # the runtime imports it
+        "def load_factory(": False,
+        "import importlib": False,
         "get_dataset_shard(": e.dataset.loader == "ray_data",
         "prepare_data_loader(": e.dataset.loader != "ray_data",
         "import ray.data": e.dataset.loader == "ray_data" or e.dataset.type in ("csv", "parquet", "jsonl", "npz"),

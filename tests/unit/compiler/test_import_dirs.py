@@ -10,8 +10,10 @@ import ast
 import os
 import types
 from pathlib import Path
+from unittest import mock
 
 import pytest
+import specc_runtime
 
 from specc import api
 from specc.check.factories import _project_dirs, import_dirs
@@ -51,19 +53,29 @@ def project(tmp_path) -> Path:
 
 
 def added_to_sys_path(source: str, spec_dir: str) -> list[str]:
-    """What the script's own use_spec_dir (and IMPORT_DIRS, when it has one) puts on sys.path for `spec_dir`."""
+    """What the script puts on sys.path for `spec_dir`: an after-training script with its own use_spec_dir (and
+    IMPORT_DIRS, when it has one); an experiment file through the runtime's, with the directories it passes it."""
     tree = ast.parse(source)
-    wanted = [
-        node
-        for node in tree.body
-        if (isinstance(node, ast.FunctionDef) and node.name == "use_spec_dir")
-        or (isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "IMPORT_DIRS" for t in node.targets))
-    ]
     fake_sys = types.SimpleNamespace(path=["/installed"])
-    namespace = {"os": os, "sys": fake_sys}
-    exec(compile(ast.Module(body=wanted, type_ignores=[]), "<script>", "exec"), namespace)
-    namespace["use_spec_dir"](spec_dir)
-    namespace["use_spec_dir"](spec_dir)  # twice (a driver, then a worker in the same process): added once
+    own = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "use_spec_dir"]
+    dirs = [
+        node for node in tree.body if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "IMPORT_DIRS"
+    ]
+    if own:
+        namespace = {"os": os, "sys": fake_sys}
+        exec(compile(ast.Module(body=own + dirs, type_ignores=[]), "<script>", "exec"), namespace)
+        calls = [lambda: namespace["use_spec_dir"](spec_dir)]
+    else:
+        entries = [zip(node.keys, node.values, strict=True) for node in ast.walk(tree) if isinstance(node, ast.Dict)]
+        in_run = [value for pairs in entries for key, value in pairs if key and ast.unparse(key) == "'import_dirs'"]
+        chosen = dirs[0].value if dirs else in_run[0] if in_run else None
+        import_dirs = ast.literal_eval(chosen) if chosen is not None else (".",)
+        if dirs:  # each call site hands the runtime the script's list
+            assert "specc_runtime.use_spec_dir(" in source and source.count(", IMPORT_DIRS)") >= 1
+        calls = [lambda: specc_runtime.use_spec_dir(spec_dir, import_dirs)]
+    with mock.patch.object(specc_runtime, "sys", fake_sys):
+        for call in calls * 2:  # twice (a driver, then a worker in the same process): added once
+            call()
     return fake_sys.path[:-1]
 
 

@@ -121,7 +121,7 @@ def test_every_variant_is_ruff_clean_and_formatted(compiled):
 def test_the_script_imports_the_function_and_builds_a_tuner_over_it(compiled):
     source = compiled[1]["random"]
     assert 'OBJECTIVE = "functions:objective"' in source
-    assert "tune.with_resources(tune.with_parameters(run_trial, where=where), run.per_trial)" in source
+    assert "tune.with_resources(run.objective(OBJECTIVE), run.per_trial)" in source  # imported in each trial
     assert "or tune.Tuner(\n            trainable," in source
     # only what this spec uses: no model, data, Train workers or epochs
     for absent in ("TorchTrainer", "ScalingConfig", "train_func", "import torch", "epoch"):
@@ -135,7 +135,7 @@ def test_the_script_imports_the_function_and_builds_a_tuner_over_it(compiled):
         ("optuna", ["OptunaSearch(", 'points_to_evaluate=[{"x": 3.0, "nested": {"y": 0.5}}]']),
         ("hyperopt", ["HyperOptSearch("]),
         ("bayesopt", ["BayesOptSearch(", '"y": tune.uniform(0.0, 2.0)']),
-        ("asha_stop", ["ASHAScheduler(", "max_t=8", "return CombinedStopper(reports, make_stopper())"]),
+        ("asha_stop", ["ASHAScheduler(", "max_t=8", "stop=run.steps_stopper(make_stopper())"]),
         ("hyperband", ["HyperBandScheduler("]),
         ("median", ["MedianStoppingRule("]),
         ("pbt", ["PopulationBasedTraining(", '"x": tune.uniform(-5.0, 5.0),']),
@@ -167,13 +167,20 @@ def test_grid_smoke_takes_each_grids_first_value(tmp_path):
 
 
 def test_stopper_counts_reports_and_max_steps_null_leaves_it_to_the_function(tmp_path):
+    def stopper(script, smoke=False):  # as main() builds it: the runtime's count of steps, with the stop section's
+        run = script.specc_runtime.Run(
+            script.__file__, "s", ["--smoke"] if smoke else [], script.RESOLVED_SPEC, script.RUN
+        )
+        return run.steps_stopper(script.make_stopper() if hasattr(script, "make_stopper") else None)
+
     bounded = script_of(write_case(tmp_path, "random"))
-    assert bounded.stopper(False) == {"training_iteration": 8}
-    assert bounded.stopper(True) == {"training_iteration": 1}  # --smoke: one step
+    stop, smoke = stopper(bounded), stopper(bounded, smoke=True)
+    assert not stop("t", {"training_iteration": 7}) and stop("t", {"training_iteration": 8})  # objective.max_steps
+    assert smoke("t", {"training_iteration": 1})  # --smoke: one step
     unbounded = script_of(write_case(tmp_path, "unbounded"))
-    assert unbounded.stopper(False) is None
+    assert stopper(unbounded) is None
     rules = script_of(write_case(tmp_path, "asha_stop"))
-    stop = rules.stopper(False)
+    stop = stopper(rules)
     assert not stop("t", {"loss": 0.5, "training_iteration": 3, "time_total_s": 1.0})
     assert stop("t", {"loss": 0.001, "training_iteration": 3, "time_total_s": 1.0})  # stop.when
     assert stop("t", {"loss": 0.5, "training_iteration": 8, "time_total_s": 1.0})  # max_steps
@@ -293,7 +300,7 @@ def test_the_objectives_project_travels_to_a_cluster_and_submit_ships_it(tmp_pat
     # a trial on a node finds the function in the shipped copy (Ray puts it first on PYTHONPATH)
     monkeypatch.setenv("PYTHONPATH", "/tmp/ray/session/runtime_resources/working_dir_files/pkg")
     where = {"spec_dir": str(tmp_path), "spec_dir_shipped": "."}
-    assert module.spec_dir_on_node(where) == "/tmp/ray/session/runtime_resources/working_dir_files/pkg"
+    assert module.specc_runtime.spec_dir_on_node(where) == "/tmp/ray/session/runtime_resources/working_dir_files/pkg"
 
     monkeypatch.setattr(submit, "client", lambda address: pytest.fail("--dry-run contacted a cluster"))
     assert cli.main(["submit", str(path), "--dry-run"]) == 0

@@ -108,10 +108,16 @@ def test_inside_a_ray_job_only_what_the_job_leaves_unset_is_added(project, monke
 def test_workers_find_the_spec_directory_in_the_shipped_copy(project, monkeypatch):
     module = script(project)
     config = {"spec_dir": str(project.parent)}
-    assert module.spec_dir_on_node(config) == str(project.parent)
+    assert module.specc_runtime.spec_dir_on_node(config) == str(project.parent)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["/ray/working_dir_files/_ray_pkg_1", "/other"]))
-    assert module.spec_dir_on_node({**config, "spec_dir_shipped": "specs"}) == "/ray/working_dir_files/_ray_pkg_1/specs"
-    assert module.spec_dir_on_node({**config, "spec_dir_shipped": "."}) == "/ray/working_dir_files/_ray_pkg_1"
+    assert (
+        module.specc_runtime.spec_dir_on_node({**config, "spec_dir_shipped": "specs"})
+        == "/ray/working_dir_files/_ray_pkg_1/specs"
+    )
+    assert (
+        module.specc_runtime.spec_dir_on_node({**config, "spec_dir_shipped": "."})
+        == "/ray/working_dir_files/_ray_pkg_1"
+    )
 
 
 def test_cluster_working_dir_above_the_spec(tmp_path):
@@ -281,7 +287,9 @@ def test_submit_dry_run_lists_what_would_travel_and_contacts_no_cluster(tmp_path
     assert code == 0 and err == ""
     lines = out.splitlines()
     assert lines[0] == f"would ship from {root}:"
-    assert "   4.0 KiB  data/rows.csv" in lines and "      18 B  models.py" in lines  # sizes aligned
+    sized = [line for line in lines if line.endswith(("  data/rows.csv", "  models.py"))]
+    assert [line.strip() for line in sized] == ["4.0 KiB  data/rows.csv", "18 B  models.py"]
+    assert len({line.index("B  ") for line in sized}) == 1  # sizes aligned
     assert any(line.endswith("  specc_job_shipped.py") for line in lines)  # the compiled script travels at the top
     assert any(line.endswith("  specc_runtime.py") for line in lines)  # and the runtime it imports, beside it
     assert any(line.endswith("  total, 5 files") for line in lines)
