@@ -107,6 +107,7 @@ def context(plan: Plan, script_name: str, docstring: str | None = None) -> dict:
         "runtime_env": runtime_env,
         "backend": Code(_backend(plan)),
         "report_poll_s": literal(report_poll_s(e.scaling.num_workers)),
+        "scaling_config": scaling_config(e.scaling),
         "split_args": [Code(arg) for arg in SPLITS.get(getattr(e.dataset, "name", ""), ("train=True", "train=False"))],
         "cnn": _cnn(e) if e.model.type == "cnn" else {},
         "mlp_batch_norm": _choice(e, "model.batch_norm", getattr(e.model, "batch_norm", False), False),
@@ -350,6 +351,17 @@ def _backend(plan: Plan) -> str:
     if not scaling.use_gpu:
         return literal(scaling.backend)
     return f'{literal(scaling.backend)} if scaling["use_gpu"] else "gloo"'
+
+
+def scaling_config(scaling) -> dict:
+    """ray.train.ScalingConfig's arguments from the spec's scaling section (accelerator_type only when set)."""
+    config = {
+        "num_workers": scaling.num_workers,
+        "use_gpu": scaling.use_gpu,
+        "resources_per_worker": scaling.resources_per_worker,
+        "placement_strategy": scaling.placement_strategy,
+    }
+    return {**config, "accelerator_type": scaling.accelerator_type} if scaling.accelerator_type else config
 
 
 def report_poll_s(num_workers: int) -> str:

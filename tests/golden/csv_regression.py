@@ -625,7 +625,8 @@ RUN = {  # how specc_runtime.Run carries the experiment out: its run directory, 
     "storage_path": STORAGE_PATH,
     "address": None,  # cluster.address (None: a Ray of this run's own)
     "config": CONFIG,
-    "scaling": {  # ray.train.ScalingConfig's arguments
+    # ray.train.ScalingConfig's arguments
+    "scaling": {
         "num_workers": 2,
         "use_gpu": False,
         "resources_per_worker": {"CPU": 0.5},

@@ -747,12 +747,8 @@ RUN = {  # how specc_runtime.Run carries the experiment out: its run directory, 
     "storage_path": STORAGE_PATH,
     "address": None,  # cluster.address (None: a Ray of this run's own)
     "config": CONFIG,
-    "scaling": {  # ray.train.ScalingConfig's arguments
-        "num_workers": 2,
-        "use_gpu": False,
-        "resources_per_worker": {"CPU": 0.5},
-        "placement_strategy": "PACK",
-    },
+    # ray.train.ScalingConfig's arguments
+    "scaling": {"num_workers": 2, "use_gpu": False, "resources_per_worker": {"CPU": 0.5}, "placement_strategy": "PACK"},
     "spec_dir": os.path.join(HERE, SPEC_DIR),  # recorded in best.json, for specc evaluate
     "ray_data": True,
     "streams": True,

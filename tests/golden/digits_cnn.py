@@ -277,12 +277,8 @@ RUN = {  # how specc_runtime.Run carries the experiment out: its run directory, 
     "storage_path": STORAGE_PATH,
     "address": None,  # cluster.address (None: a Ray of this run's own)
     "config": CONFIG,
-    "scaling": {  # ray.train.ScalingConfig's arguments
-        "num_workers": 1,
-        "use_gpu": False,
-        "resources_per_worker": {"CPU": 1.0},
-        "placement_strategy": "PACK",
-    },
+    # ray.train.ScalingConfig's arguments
+    "scaling": {"num_workers": 1, "use_gpu": False, "resources_per_worker": {"CPU": 1.0}, "placement_strategy": "PACK"},
     "score": ("val_accuracy", "max"),  # run.checkpoint_score: the best epoch
 }
 

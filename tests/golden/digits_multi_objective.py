@@ -247,12 +247,8 @@ RUN = {  # how specc_runtime.Run carries the search out: its run directory, the 
     "storage_path": STORAGE_PATH,
     "address": None,  # cluster.address (None: a Ray of this run's own)
     "config": CONFIG,
-    "scaling": {  # ray.train.ScalingConfig's arguments (a trial's one process reserves one worker's)
-        "num_workers": 0,
-        "use_gpu": False,
-        "resources_per_worker": None,
-        "placement_strategy": "PACK",
-    },
+    # ray.train.ScalingConfig's arguments (a trial's one process reserves one worker's)
+    "scaling": {"num_workers": 0, "use_gpu": False, "resources_per_worker": None, "placement_strategy": "PACK"},
     "shape": "tune",
     "max_concurrent_trials": 2,  # tune.max_concurrent_trials
     "snapshots": True,  # Tune snapshots the search as trials checkpoint: on a local disk, no warning that they are many

@@ -333,12 +333,8 @@ RUN = {  # how specc_runtime.Run carries the search out: its run directory, the 
     "storage_path": STORAGE_PATH,
     "address": None,  # cluster.address (None: a Ray of this run's own)
     "config": CONFIG,
-    "scaling": {  # ray.train.ScalingConfig's arguments
-        "num_workers": 2,
-        "use_gpu": False,
-        "resources_per_worker": {"CPU": 0.4},
-        "placement_strategy": "PACK",
-    },
+    # ray.train.ScalingConfig's arguments
+    "scaling": {"num_workers": 2, "use_gpu": False, "resources_per_worker": {"CPU": 0.4}, "placement_strategy": "PACK"},
     "shape": "tune_train",
     "driver_cpu": 0.1,  # a trial's own process, which drives its Ray Train workers
     "max_concurrent_trials": 2,  # tune.max_concurrent_trials

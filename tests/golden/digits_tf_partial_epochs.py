@@ -241,12 +241,8 @@ RUN = {  # how specc_runtime.Run carries the experiment out: its run directory, 
     "storage_path": STORAGE_PATH,
     "address": None,  # cluster.address (None: a Ray of this run's own)
     "config": CONFIG,
-    "scaling": {  # ray.train.ScalingConfig's arguments
-        "num_workers": 2,
-        "use_gpu": False,
-        "resources_per_worker": None,
-        "placement_strategy": "PACK",
-    },
+    # ray.train.ScalingConfig's arguments
+    "scaling": {"num_workers": 2, "use_gpu": False, "resources_per_worker": None, "placement_strategy": "PACK"},
     "refusal": (
         "cannot be resumed: training.checkpoint_every is never, so the run wrote no checkpoint to continue from; "
         "remove it (or pick another run.name) to start again"

@@ -232,7 +232,7 @@ def test_gpu_golden_has_the_gpu_code_paths():
     source = golden_text("digits_gpu")
     for needle in GPU_PATHS:
         assert needle in source, needle
-    assert '"num_workers": 2,\n        "use_gpu": True,' in source
+    assert '"num_workers": 2, "use_gpu": True,' in source
     assert "scaler.unscale_(optimizer)" in source  # clipping under a GradScaler unscales first
 
 
@@ -332,7 +332,7 @@ def test_the_new_examples_exercise_their_code_paths():
     assert 'SPEC_DIR = "../../specs"' in custom  # relative to the script, compiled into tests/golden/
     assert '"factory": "factories.tiny_models:make"' in custom
     assert "datasets=datasets" in golden_text("digits_ray_data")
-    assert '"num_workers": 0,\n        "use_gpu": False,' in golden_text("iris_local")
+    assert '"num_workers": 0, "use_gpu": False,' in golden_text("iris_local")
 
 
 def test_accelerator_type_reaches_the_scaling_config(tmp_path):
