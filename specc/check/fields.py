@@ -185,6 +185,10 @@ def _tag_not_found(loc, path, value, source, root) -> Problem:
             if "mutations" in loc[:3]:
                 message = message.replace("expected", "expected a plain list of values or", 1)
         return _located("E110", message, path, source, "distributions: " + ", ".join(DISTRIBUTION_NAMES))
+    if not isinstance(value, dict):  # a section given as a word or a number: not a mapping to look a type up in
+        return _located(
+            "E103", f"expected a mapping, got {_describe(value)}", path, source, _type_hint("dict_type", value)
+        )
     types_ = tags(root, loc)
     message = "missing required key 'type'"
     hint = "one of: " + ", ".join(types_) if types_ else None

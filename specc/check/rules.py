@@ -15,6 +15,7 @@ from specc.check.conditional import conditional_problems
 from specc.check.data import DATA_RULES
 from specc.check.factories import factories_allowed
 from specc.check.fields import Locator, did_you_mean
+from specc.check.named import named_classes
 from specc.check.numbers import numbers_ray_runs
 from specc.check.objective import check_objective
 from specc.check.search_space import (
@@ -420,8 +421,8 @@ def keras_weight_decay(e: Experiment, at: Locator) -> Iterator[Problem]:
     """Keras optimizers decay weights apart from the gradient (AdamW's way); torch's sgd, adam and rmsprop add
     weight_decay to the gradient as an L2 term. Only adamw means the same in both."""
     optimizer = e.training.optimizer
-    if e.framework != "tensorflow" or optimizer.type == "adamw":
-        return
+    if e.framework != "tensorflow" or optimizer.type not in ("sgd", "adam", "rmsprop"):
+        return  # adamw means the same in both; a Keras class named as it is (NamedOptimizer) decays as Keras does
     message = (
         f"with framework tensorflow, {optimizer.type}'s weight_decay would be decoupled from the gradient "
         "(Keras's way), not the L2 term torch adds"
@@ -436,7 +437,7 @@ def keras_weight_decay(e: Experiment, at: Locator) -> Iterator[Problem]:
     for index, option in enumerate(entry.args if entry is not None and entry.kind in ("choice", "grid") else ()):
         # an option of a searched optimizer: the same rule for the type it chooses
         decay = option.get("weight_decay", 0) if isinstance(option, dict) else 0
-        if option.get("type") not in (None, "adamw") and (decay != 0 and decay is not None):
+        if option.get("type") in ("sgd", "adam", "rmsprop") and (decay != 0 and decay is not None):
             shown = message.replace(f"{optimizer.type}'s", f"{option['type']}'s")
             where = ("tune", "space", "training.optimizer", entry.kind, index, "weight_decay")
             yield at("E207", shown, where, hint, key=True)
@@ -749,6 +750,7 @@ def _objective_rules(e: Experiment, at: Locator) -> Iterator[Problem]:
 RULES = (
     needs_tune,
     framework_support,
+    named_classes,
     keras_weight_decay,
     task_fit,
     model_takes_data,

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.errors import PydanticInvalidForJsonSchema
 
 from specc.check.fields import Locator, did_you_mean
+from specc.check.named import annotation as annotation_of
+from specc.check.named import named_optimizer
 from specc.read.document import Path
 from specc.read.loader import list_index
 from specc.spec.dataset import FILE_TYPES
@@ -22,6 +24,7 @@ from specc.spec.errors import Problem, excerpt
 from specc.spec.experiment import Experiment
 from specc.spec.search import SUPPORTED_DISTRIBUTIONS
 from specc.spec.space import Distribution, has_ray_directive
+from specc.spec.training import NamedOptimizer
 
 SEARCHABLE = ("model", "dataset", "training")
 # With these loaders the data is prepared once by the driver, before any trial samples its config.
@@ -46,7 +49,14 @@ def space_paths(e: Experiment, at: Locator) -> Iterator[Problem]:
         for key in keys:
             entry_path = (*where, key)
             parts = key.split(".")
-            problem = _path_problem(resolved, parts)
+            problem = None if _named_argument(e, parts) else _path_problem(resolved, parts)
+            entry = named_optimizer(e) if problem and parts[:2] == ["training", "optimizer"] else None
+            if entry is not None:  # the class's own arguments, which the spec need not have given
+                listed = f"{entry.class_name}'s arguments: {', '.join(entry.settable)}"
+                problem = (
+                    f"{entry.path} takes no argument {excerpt(parts[-1])}",
+                    did_you_mean(parts[-1], entry.settable) or listed,
+                )
             if problem:
                 yield at("E202", problem[0], entry_path, problem[1], key=True)
                 continue
@@ -66,6 +76,12 @@ def space_paths(e: Experiment, at: Locator) -> Iterator[Problem]:
             else:
                 name = "bounds" if _kind == "bounds" else "mutation"
                 yield from _probe_values(value, adapter, key, entry_path, at, name)
+
+
+def _named_argument(e: Experiment, parts: list[str]) -> bool:
+    """An argument of a named optimizer's class (training.optimizer.rho), which the spec need not give to search it."""
+    entry = named_optimizer(e) if parts[:2] == ["training", "optimizer"] and len(parts) == 3 else None
+    return entry is not None and parts[2] in entry.settable
 
 
 def _path_problem(resolved: dict, parts: list[str]) -> tuple[str, str | None] | None:
@@ -173,6 +189,8 @@ def field_adapter(e: Experiment, parts: list[str]) -> TypeAdapter:
     route = []  # the models and field names passed through: what the annotation depends on
     for part in parts:
         route.append((type(node), part if isinstance(node, BaseModel) else None))
+        if isinstance(node, NamedOptimizer) and part not in type(node).model_fields:
+            return _cached_adapter((*route,), annotation_of(named_optimizer(e), part))  # the class's own argument
         if isinstance(node, BaseModel):
             field = type(node).model_fields[part]
             metadata = [*field.metadata, *([Field(discriminator=field.discriminator)] if field.discriminator else [])]

@@ -85,6 +85,8 @@ def context(plan: Plan, script_name: str, docstring: str | None = None) -> dict:
         "move_batches": lean and e.scaling.use_gpu and plan.loader != "ray_data",
         "restore_args": Code(RESTORE[e.run.resume]),
         "optimizer_types": optimizer_types(plan.experiment),  # more than one: tune.space chooses among them
+        "named_optimizers": named_optimizers(plan.experiment),
+        "base_lr": keras_base_lr(plan.experiment),
         "population_train": population_train(plan),  # pbt/pb2 over trials that each drive a Train run
         **tune_context(plan),
         "plan": plan,
@@ -351,6 +353,57 @@ def _backend(plan: Plan) -> str:
     if not scaling.use_gpu:
         return literal(scaling.backend)
     return f'{literal(scaling.backend)} if scaling["use_gpu"] else "gloo"'
+
+
+def named_optimizers(e) -> dict[str, Code]:
+    """Each optimizer a trial can build that the spec names from its framework (specc.check.named), by type: the
+    class's constructor call with the arguments the spec gives (or searches), read from the trial's config, as a
+    person would write it: `torch.optim.Adadelta(parameters, lr=cfg["lr"], rho=cfg["rho"])`."""
+    from specc import catalog
+    from specc.check.named import framework_of
+    from specc.spec.training import CURATED_OPTIMIZERS
+
+    if e.objective is not None:
+        return {}
+    framework, calls = framework_of(e), {}
+    entry = e.tune.space.get("training.optimizer") if e.tune else None
+    options = [
+        o for o in (entry.args if entry is not None and entry.kind in ("choice", "grid") else ()) if isinstance(o, dict)
+    ]
+    from specc.check.search_space import space_entries
+
+    paths = [path for _kind, _where, entries in space_entries(e) for path in entries]
+    searched = [path.split(".")[2] for path in paths if path.startswith("training.optimizer.")]
+    given = {e.training.optimizer.type: [*(e.training.optimizer.model_extra or {}), *searched]}
+    for option in options:
+        given.setdefault(option.get("type"), [key for key in option if key != "type"])
+    for kind, keys in given.items():
+        found = catalog.lookup(framework, "optimizers", kind) if kind not in CURATED_OPTIMIZERS else None
+        if found is None:
+            continue
+        args = ["parameters"] if framework == "torch" else []
+        for key in dict.fromkeys(keys):
+            types = found.params[key].types
+            value = f"cfg[{literal(key)}]"
+            args.append(f"{key}=tuple({value})" if "tuple" in types and "list" not in types else f"{key}={value}")
+        if framework == "keras" and e.training.grad_clip_norm is not None and "global_clipnorm" not in keys:
+            args.append("global_clipnorm=clip_norm")
+        module = "torch.optim" if framework == "torch" else "keras.optimizers"
+        calls[kind] = Code(f"{module}.{found.class_name}({', '.join(args)})")
+    return calls
+
+
+def keras_base_lr(e) -> Code:
+    """The learning rate a Keras lr_schedule starts from: training.optimizer.lr, or the learning_rate argument of an
+    optimizer the spec names from Keras (its class's default when the spec leaves it out)."""
+    from specc import catalog
+    from specc.spec.training import NamedOptimizer
+
+    if e.framework != "tensorflow" or e.objective is not None or not isinstance(e.training.optimizer, NamedOptimizer):
+        return Code('training["optimizer"]["lr"]')
+    entry = catalog.lookup("keras", "optimizers", e.training.optimizer.type)
+    default = entry.params["learning_rate"].default if entry and "learning_rate" in entry.params else 0.001
+    return Code(f'training["optimizer"].get("lr", training["optimizer"].get("learning_rate", {literal(default)}))')
 
 
 def scaling_config(scaling) -> dict:

@@ -180,8 +180,10 @@ def _taming_hint(experiment: Experiment) -> str:
     """The spec fields that tame a diverging loss, with their values (or where the search samples them)."""
     searched = experiment.tune.space if experiment.tune else {}
     training = experiment.training
-    lr = "searched in tune.space" if "training.optimizer.lr" in searched else f"now {training.optimizer.lr:g}"
-    hint = f"lower the learning rate (training.optimizer.lr, {lr})"
+    name = "learning_rate" if "learning_rate" in (training.optimizer.model_extra or {}) else "lr"  # Keras' own name
+    value = getattr(training.optimizer, name, None)
+    lr = "searched in tune.space" if f"training.optimizer.{name}" in searched else f"now {value:g}" if value else ""
+    hint = f"lower the learning rate (training.optimizer.{name}{', ' + lr if lr else ''})"
     if "training.grad_clip_norm" in searched:
         return f"{hint} or clip gradients harder (training.grad_clip_norm, searched in tune.space)"
     if training.grad_clip_norm is None:

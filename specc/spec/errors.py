@@ -150,6 +150,11 @@ CODES: dict[str, tuple[str, str]] = {
         "objective.function names a class: Ray Tune's function trainable would build it once and never step it; a "
         "ray.tune.Trainable subclass is objective.trainable (next release), anything else a def(config)",
     ),
+    "E260": (
+        "not-drivable",
+        "a class of the framework that the compiled training loop cannot drive (e.g. torch's LBFGS, whose step needs "
+        "a closure): the problem says why",
+    ),
     # E4xx: running
     "E401": (
         "run-refused",

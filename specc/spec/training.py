@@ -5,10 +5,29 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Annotated, Literal, Union
 
-from pydantic import AfterValidator, Discriminator, Field, Tag
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StringConstraints,
+    Tag,
+    WithJsonSchema,
+)
 from pydantic_core import PydanticCustomError
 
-from specc.spec.base import NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, Section, Seed, describe
+from specc.spec.base import (
+    IDENTIFIER_PATTERN,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    Section,
+    Seed,
+    describe,
+)
 
 Loss = Literal["cross_entropy", "mse", "bce_with_logits", "l1", "huber"]
 Metric = Literal["accuracy", "top5_accuracy", "mse", "mae"]
@@ -58,7 +77,51 @@ class RMSprop(Section):
     centered: bool = describe("Normalise by an estimate of the gradient's variance.", False)
 
 
-Optimizer = Annotated[Union[SGD, Adam, AdamW, RMSprop], Field(discriminator="type")]
+class NamedOptimizer(Section):
+    """Any other optimizer torch.optim (torch) or Keras (tensorflow) offers, by its snake_case name (adadelta,
+    nadam, lion) or its class name as written (Adadelta); the other keys are its constructor's keyword arguments,
+    checked against its own signature (specc's catalog: specc/catalog)."""
+
+    model_config = ConfigDict(**{**Section.model_config, "extra": "allow"})  # past `type`: the class's arguments
+    type: Annotated[
+        str,
+        StringConstraints(pattern=IDENTIFIER_PATTERN),
+        WithJsonSchema(
+            {"type": "string", "pattern": IDENTIFIER_PATTERN, "not": {"enum": ["sgd", "adam", "adamw", "rmsprop"]}}
+        ),
+    ] = describe("An optimizer class of torch.optim or keras.optimizers, by snake_case or class name.")
+
+
+# The optimizers specc documents field by field; every other one of the framework is a NamedOptimizer.
+CURATED_OPTIMIZERS = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop"}
+_BY_CLASS_NAME = {class_name: name for name, class_name in CURATED_OPTIMIZERS.items()}
+
+
+def _optimizer_tag(value) -> str | None:
+    if not isinstance(value, dict | BaseModel):
+        return None  # not a mapping: pydantic says so, at the optimizer
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return kind if isinstance(kind, str) and kind in CURATED_OPTIMIZERS else "named"
+
+
+def _curated_spelling(value):
+    """A curated optimizer named as its class is (Adam, SGD): the curated section, as its snake_case name."""
+    if isinstance(value, dict) and isinstance(value.get("type"), str) and value["type"] in _BY_CLASS_NAME:
+        return {**value, "type": _BY_CLASS_NAME[value["type"]]}
+    return value
+
+
+Optimizer = Annotated[
+    Union[
+        Annotated[SGD, Tag("sgd")],
+        Annotated[Adam, Tag("adam")],
+        Annotated[AdamW, Tag("adamw")],
+        Annotated[RMSprop, Tag("rmsprop")],
+        Annotated[NamedOptimizer, Tag("named")],
+    ],
+    Discriminator(_optimizer_tag),
+    BeforeValidator(_curated_spelling),
+]
 
 
 class NoSchedule(Section):

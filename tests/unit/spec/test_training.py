@@ -127,9 +127,10 @@ def test_multistep_milestones_strictly_increasing(report, milestones):
 
 
 def test_unknown_optimizer_type(report):
-    (problem,) = report("training: {optimizer: {type: adagrad}}").problems
-    assert (problem.code, problem.path) == ("E105", "training.optimizer.type")
-    assert "sgd, adam, adamw, rmsprop" in problem.message
+    assert report("training: {optimizer: {type: adagrad, lr_decay: 0.01}}").problems == []  # torch.optim.Adagrad
+    (problem,) = report("training: {optimizer: {type: adagradd}}").problems
+    assert (problem.code, problem.path, problem.hint) == ("E105", "training.optimizer.type", "did you mean 'adagrad'?")
+    assert problem.message == "torch.optim has no optimizer 'adagradd'"
 
 
 def test_unknown_schedule_type_suggests_the_closest(report):

@@ -1,0 +1,140 @@
+"""Classes a spec names from its framework (SPEC §13): an optimizer torch.optim or Keras offers beyond the ones
+specc documents field by field, checked against specc's catalog (specc/catalog), which is generated from the pinned
+packages: the name is one of the framework's, the compiled loop can drive the class, and each argument the spec
+gives is one of the class's keyword arguments, of a type it takes. The same catalog types a searched argument
+(`annotation`), so that tune.space checks its values as it checks any field's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any, Literal, Union
+
+from specc import catalog
+from specc.check.fields import Locator, did_you_mean
+from specc.read.document import Path
+from specc.spec.errors import Problem, excerpt
+from specc.spec.experiment import Experiment
+from specc.spec.training import NamedOptimizer
+from specc.spec.training import _optimizer_tag as _tag
+
+LIBRARY = {"torch": "torch.optim", "keras": "Keras"}
+# What a YAML value can be for each of the catalog's type tags; the other tags (a callable, a tensor, a class) take
+# Python objects no spec can write.
+TAKES = {
+    "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v),
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "bool": lambda v: isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+    "none": lambda v: v is None,
+    "list": lambda v: isinstance(v, list),
+    "tuple": lambda v: isinstance(v, list),
+    "dict": lambda v: isinstance(v, dict),
+    "any": lambda v: True,
+    "object": lambda v: True,
+}
+WORDS = {
+    "float": "a number",
+    "int": "an integer",
+    "bool": "true or false",
+    "str": "a string",
+    "none": "null",
+    "list": "a list",
+    "tuple": "a list",
+    "dict": "a mapping",
+}
+ANNOTATIONS = {"float": float, "int": int, "bool": bool, "str": str, "none": None, "list": list, "tuple": list}
+
+
+def framework_of(e: Experiment) -> str:
+    """The catalog a spec's classes come from: torch's, or Keras' for tensorflow."""
+    return "keras" if e.framework == "tensorflow" else "torch"
+
+
+def named_optimizer(e: Experiment) -> catalog.Entry | None:
+    """The catalog's entry for a spec's named optimizer (None for a curated one, or a name the catalog lacks)."""
+    optimizer = e.training.optimizer if e.training is not None else None
+    if not isinstance(optimizer, NamedOptimizer):
+        return None
+    return catalog.lookup(framework_of(e), "optimizers", optimizer.type)
+
+
+def named_classes(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """training.optimizer, when it names a class of the framework's rather than one specc documents."""
+    if e.training is None or e.framework is None:
+        return
+    framework, optimizer = framework_of(e), e.training.optimizer
+    if isinstance(optimizer, NamedOptimizer):
+        given = optimizer.model_extra or {}
+        yield from named_problems(framework, "optimizers", optimizer.type, given, ("training", "optimizer"), at)
+    entry = e.tune.space.get("training.optimizer") if e.tune else None
+    for index, option in enumerate(entry.args if entry is not None and entry.kind in ("choice", "grid") else ()):
+        # an option of a searched optimizer (its curated types' fields are checked like the section's)
+        kind = option.get("type") if isinstance(option, dict) else None
+        if isinstance(kind, str) and _tag(option) == "named":
+            given = {key: value for key, value in option.items() if key != "type"}
+            where = ("tune", "space", "training.optimizer", entry.kind, index)
+            yield from named_problems(framework, "optimizers", kind, given, where, at)
+
+
+def named_problems(framework: str, family: str, name: str, given: dict, where: Path, at: Locator) -> Iterator[Problem]:
+    kind = family.removesuffix("s").replace("_", " ")
+    entry = catalog.lookup(framework, family, name)
+    if entry is None:
+        close = catalog.did_you_mean(framework, family, name)
+        names = [entry.name for entry in catalog.family(framework, family).values() if not entry.not_drivable]
+        hint = f"did you mean '{close[0]}'?" if close else f"{LIBRARY[framework]}'s: " + ", ".join(sorted(names))
+        yield at("E105", f"{LIBRARY[framework]} has no {kind} {excerpt(name)}", (*where, "type"), hint)
+        return
+    if entry.not_drivable:
+        yield at("E260", f"{entry.path} cannot be the {kind} here: {entry.not_drivable}", (*where, "type"))
+        return
+    settable = entry.settable
+    listed = f"{entry.class_name}'s arguments: {', '.join(settable) or 'none'}"
+    for key, value in given.items():
+        if key not in settable:
+            supplied = key in entry.params
+            message = f"{entry.path} takes no argument {excerpt(key)}" + (" from a spec" if supplied else "")
+            hint = "the compiled code passes it" if supplied else did_you_mean(str(key), settable) or listed
+            if key == "lr" and "learning_rate" in settable:
+                hint = f"Keras calls it learning_rate: {entry.class_name}(learning_rate=...)"
+            yield at("E101", message, (*where, key), hint, key=True)
+            continue
+        param = entry.params[key]
+        if not any(TAKES.get(tag, lambda v: False)(value) for tag in param.types):
+            wanted = " or ".join(dict.fromkeys(WORDS[tag] for tag in sorted(param.types) if tag in WORDS))
+            message = f"{entry.class_name}'s {key} is {wanted or 'a Python object a spec cannot write'}"
+            yield at("E103", f"{message}, got {_shown(value)}", (*where, key), listed)
+        elif param.choices and value not in param.choices:
+            shown = ", ".join(str(choice) for choice in param.choices)
+            yield at("E104", f"{excerpt(value)} is not one of: {shown}", (*where, key), did_you_mean(str(value), shown))
+    missing = [p.name for p in entry.params.values() if p.required and not p.supplied and p.name not in given]
+    if missing:
+        yield at("E102", f"{entry.path} needs {', '.join(missing)}", where, listed)
+
+
+def annotation(entry: catalog.Entry, key: str) -> Any:
+    """The type of the argument `key` as a search's values are checked against it (Any where the catalog cannot
+    say more); None for an argument the class does not take."""
+    param = entry.params.get(key)
+    if param is None or key not in entry.settable:
+        return None
+    if param.choices:
+        return Literal[tuple(param.choices)]
+    types = [ANNOTATIONS[tag] for tag in sorted(param.types) if tag in ANNOTATIONS]
+    if not types or param.types - set(ANNOTATIONS):
+        return Any
+    return Union[tuple(types)] if len(types) > 1 else types[0]
+
+
+def _shown(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return f"the string {excerpt(value)}"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    return "a list" if isinstance(value, list) else "a mapping"
