@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "specc"
-STAGES = ("spec", "read", "catalog", "check", "plan", "compiler", "execute", "results")  # in pipeline order
+STAGES = ("spec", "read", "catalog", "check", "plan", "compiler", "execute", "results", "docs")  # in pipeline order
 DOORS = ("__init__", "__main__", "api", "cli", "output", "pytest_plugin")
 # The compiled scripts' runtime: no stage but their text, which any stage may hand out (it imports no specc)
 RUNTIME = "runtime"
