@@ -77,7 +77,8 @@ RUN = {  # how specc_runtime.Run carries the search out: its run directory, the 
         "metric": METRIC,
         "mode": MODE,
         "reported": REPORTED,
-        "paths": ["objective.params.lr"],  # the sampled objective.params, a column each in results.csv
+        # the sampled objective.params, a column each in results.csv
+        "paths": ["objective.params.lr"],
         "max_steps": MAX_STEPS,
     },
 }
