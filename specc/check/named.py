@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any, Literal, Union
 
 from specc import catalog
-from specc.check.fields import Locator, did_you_mean
+from specc.check.fields import Locator, _describe, did_you_mean
 from specc.read.document import Path
 from specc.spec.errors import Problem, excerpt
 from specc.spec.experiment import Experiment
@@ -105,7 +105,7 @@ def named_problems(framework: str, family: str, name: str, given: dict, where: P
         if not any(TAKES.get(tag, lambda v: False)(value) for tag in param.types):
             wanted = " or ".join(dict.fromkeys(WORDS[tag] for tag in sorted(param.types) if tag in WORDS))
             message = f"{entry.class_name}'s {key} is {wanted or 'a Python object a spec cannot write'}"
-            yield at("E103", f"{message}, got {_shown(value)}", (*where, key), listed)
+            yield at("E103", f"{message}, got {_describe(value)}", (*where, key), listed)
         elif param.choices and value not in param.choices:
             shown = ", ".join(str(choice) for choice in param.choices)
             yield at("E104", f"{excerpt(value)} is not one of: {shown}", (*where, key), did_you_mean(str(value), shown))
@@ -126,15 +126,3 @@ def annotation(entry: catalog.Entry, key: str) -> Any:
     if not types or param.types - set(ANNOTATIONS):
         return Any
     return Union[tuple(types)] if len(types) > 1 else types[0]
-
-
-def _shown(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, str):
-        return f"the string {excerpt(value)}"
-    if isinstance(value, int | float):
-        return f"the number {value}"
-    return "a list" if isinstance(value, list) else "a mapping"
