@@ -46,8 +46,8 @@ MEANING: dict[str, str] = {
     "model.keras_application.type": "`keras.applications.<Name>(weights=None, input_shape=..., classes=...)`.",
     "model.custom.type": "Your function's return value: a `torch.nn.Module` (torch) or a `keras.Model` (tensorflow).",
     "model.hidden_sizes": "torch: one `nn.Linear(width, size)` per entry. Keras: one `Dense(size)` per entry.",
-    "model.activation": "torch: `nn.ReLU()`, `nn.GELU()`, `nn.SiLU()`, ... after each layer. Keras: `ReLU()` or "
-    "`Activation(name)`; `silu` is Keras' `swish`, `leaky_relu` keeps torch's slope 0.01.",
+    "model.activation": "torch: an activation module after each layer (`nn.ReLU()`, `nn.GELU()`, `nn.SiLU()`, ...). "
+    "Keras: `ReLU()` or `Activation(name)`; `silu` is Keras' `swish`, `leaky_relu` keeps torch's slope 0.01.",
     "model.mlp.dropout": "torch: `nn.Dropout(p)` after each hidden layer. Keras: `Dropout(rate)`.",
     "model.cnn.dropout": "torch: `nn.Dropout(p)` before each `nn.Linear` of the head. Keras: `Dropout(rate)`.",
     "model.mlp.batch_norm": "torch: `nn.BatchNorm1d` after each `nn.Linear`. Keras: `BatchNormalization()`.",

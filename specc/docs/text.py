@@ -110,6 +110,8 @@ def _string(node: dict) -> str:
     refused = node.get("not", {}).get("enum")
     if refused:
         rules.append("but not " + ", ".join(f"`{flow(value)}`" for value in refused))
+    if node.get("examples"):
+        rules.append("such as " + ", ".join(f"`{flow(value)}`" for value in node["examples"]))
     return f"string: {', '.join(rules)}" if rules else "string"
 
 

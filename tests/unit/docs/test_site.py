@@ -65,3 +65,14 @@ def test_every_page_is_in_the_nav_and_every_nav_entry_is_a_page():
 def test_the_nav_lists_every_reference_page_the_generator_writes():
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     assert sorted(name for name in reference_pages() if f"reference/{name}" not in nav) == []
+
+
+def test_the_python_in_the_docs_is_formatted_as_ruff_formats_it():
+    """ruff formats the Python blocks of Markdown files, as the lint CI runs it over the repository."""
+    checked = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "--no-cache", "docs", "README.md"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
