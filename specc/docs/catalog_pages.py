@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from specc import catalog
 from specc.catalog import PythonDefault
-from specc.docs.text import flow
+from specc.docs.text import flow, prose
 
 TITLES = {"torch": "torch catalog", "keras": "Keras catalog", "ray_tune": "Ray Tune catalog"}
 ABOUT = {
@@ -37,7 +37,7 @@ def framework_page(framework: str) -> str:
         "",
         f"Read from {versions} by `python -m specc.catalog.generate`.",
         "A name is the class's snake_case name, its class name as written, or an alias.",
-        "An argument marked *passed by specc* is given by the compiled code; a spec does not set it.",
+        "An argument marked _passed by specc_ is given by the compiled code; a spec does not set it.",
         "",
     ]
     for name in families:
@@ -84,7 +84,7 @@ def _type(param: catalog.Param) -> str:
 
 def _default(param: catalog.Param) -> str:
     if param.supplied:
-        return "*passed by specc*"
+        return "_passed by specc_"
     if param.required:
         return "required"
     if isinstance(param.default, PythonDefault):
@@ -96,4 +96,4 @@ def _default(param: catalog.Param) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    return prose(" ".join(text.split())).replace("|", "\\|")

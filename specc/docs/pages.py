@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from specc.docs import catalog_pages as catalogs
 from specc.docs import terms
 from specc.docs.fields import OTHER, ROOT, TOP, Block, Field, blocks
-from specc.docs.text import default_text, example_yaml, flow, type_text
+from specc.docs.text import default_text, example_yaml, flow, prose, type_text
 
 COMMAND = "python -m specc.docs.reference"
 GUIDES = "../spec"  # the hand-written page of each section, relative to docs/reference/
@@ -95,7 +95,7 @@ class Page:
         if not continues:
             lines += [f"## {heading(block)} {{#{block.anchor}}}", ""]
             if block.doc:
-                lines += [block.doc, ""]
+                lines += [prose(block.doc), ""]
             if block.also:
                 lines += ["Also at " + ", ".join(f"`{path}`" for path in block.also) + ".", ""]
         own, elsewhere = self.split(block)
@@ -192,7 +192,7 @@ class Page:
         if value is not terms.NO_EXAMPLE:
             lines += ["```yaml", example_yaml(example_steps(field, shared), value), "```", ""]
         if field.description:
-            lines += [field.description, ""]
+            lines += [prose(field.description), ""]
         lines += [
             f"- **Type:** {type_text(field.schema, self.link)}",
             f"- **Default:** {default_text(field.schema, field.required)}",
@@ -288,7 +288,7 @@ def _type_doc(block: Block) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    return prose(text).replace("|", "\\|")
 
 
 # -- the index ----------------------------------------------------------------------------------------------------

@@ -60,6 +60,18 @@ def _number(text: str) -> bool:
     return True
 
 
+def prose(text: str) -> str:
+    """Text from a docstring or a description, safe as Markdown: outside `code`, a `<name>` would be an HTML tag (and
+    vanish), a `*` or a `[` could start emphasis or a link."""
+    parts = text.split("`")
+    for index in range(0, len(parts), 2):  # the even parts lie outside backticks
+        parts[index] = re.sub(r"([<*\[\]])", lambda match: ESCAPES[match[1]], parts[index])
+    return "`".join(parts)
+
+
+ESCAPES = {"<": "&lt;", "*": "\\*", "[": "\\[", "]": "\\]"}
+
+
 def type_text(node: dict, link: Callable[[str], str]) -> str:
     """What a property takes, in words, with its bounds: `integer ≥ 0`, `list; each: number`, `null or [Pool](...)`.
     `link(model)` gives the Markdown link to a model's block."""
@@ -181,4 +193,4 @@ def example_yaml(steps: list[tuple[str, dict]], value) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["PATTERN_MEANINGS", "default_text", "example_yaml", "flow", "type_text"]
+__all__ = ["PATTERN_MEANINGS", "default_text", "example_yaml", "flow", "prose", "type_text"]

@@ -119,3 +119,15 @@ def test_a_field_reads_as_the_reference_writes_it(name, expected):
 
 def _fields():
     return [field for block in blocks() for field in block.fields]
+
+
+def test_no_description_becomes_html_or_emphasis():
+    """`val_<name>` outside backticks would be an HTML tag and vanish from the page; `*.pem` could start emphasis."""
+    found = []
+    for name, text in pages().items():
+        body = re.sub(r"```.*?```", "", text, flags=re.S)
+        for line in body.splitlines():
+            outside = " ".join(line.split("`")[0::2]).replace("**", "")  # bold is the page's own
+            if not line.startswith(("<!--", "     then")) and re.search(r"<[A-Za-z_/!]|(?<!\\)\*", outside):
+                found.append(f"{name}: {line[:100]}")
+    assert found == []
