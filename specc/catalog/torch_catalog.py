@@ -43,6 +43,7 @@ NOT_DRIVABLE = {
         "MultiheadAttention": "it is an attention layer (embed_dim, num_heads; query, key and value), not an "
         "element-wise activation",
         "GLU": "it halves the dimension it splits, so the next layer's input size would not match",
+        "Softmax2d": "it takes 3D or 4D inputs only (over channels), and a dense layer's output is 2D",
     },
     "augmentations": {
         **dict.fromkeys(

@@ -16,10 +16,12 @@ from specc.check.fields import Locator, _describe, did_you_mean
 from specc.read.document import Path
 from specc.spec.errors import Problem, excerpt
 from specc.spec.experiment import Experiment
+from specc.spec.model import NEUTRAL_ACTIVATIONS
 from specc.spec.training import NamedOptimizer
 from specc.spec.training import _optimizer_tag as _tag
 
 LIBRARY = {"torch": "torch.optim", "keras": "Keras"}
+FRAMEWORK = {"torch": "torch.nn", "keras": "Keras"}
 # What a YAML value can be for each of the catalog's type tags; the other tags (a callable, a tensor, a class) take
 # Python objects no spec can write.
 TAKES = {
@@ -61,8 +63,12 @@ def named_optimizer(e: Experiment) -> catalog.Entry | None:
 
 
 def named_classes(e: Experiment, at: Locator) -> Iterator[Problem]:
-    """training.optimizer, when it names a class of the framework's rather than one specc documents."""
-    if e.training is None or e.framework is None:
+    """model.activation and training.optimizer, when they name a class of the framework's rather than one specc
+    documents."""
+    if e.framework is None or e.objective is not None:
+        return
+    yield from activation_problems(e, at)
+    if e.training is None:
         return
     framework, optimizer = framework_of(e), e.training.optimizer
     if isinstance(optimizer, NamedOptimizer):
@@ -76,6 +82,51 @@ def named_classes(e: Experiment, at: Locator) -> Iterator[Problem]:
             given = {key: value for key, value in option.items() if key != "type"}
             where = ("tune", "space", "training.optimizer", entry.kind, index)
             yield from named_problems(framework, "optimizers", kind, given, where, at)
+
+
+def activation_problems(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """model.activation, and each value a search draws for it, beyond the names specc writes the same on both
+    frameworks: an activation of the spec's framework."""
+    from specc.check.search_space import space_entries
+
+    if getattr(e.model, "activation", None) is None:
+        return
+    drawn = [(e.model.activation, ("model", "activation"))]
+    for _kind, where, entries in space_entries(e):
+        distribution = entries.get("model.activation")
+        values = getattr(distribution, "args", distribution) if distribution is not None else None
+        if isinstance(values, list):
+            kind = getattr(distribution, "kind", None)
+            drawn += [
+                (value, (*where, "model.activation", *((kind,) if kind else ()), index))
+                for index, value in enumerate(values)
+            ]
+    framework = framework_of(e)
+    for name, path in drawn:
+        if not isinstance(name, str) or name in NEUTRAL_ACTIVATIONS:
+            continue
+        entry = catalog.lookup(framework, "activations", name)
+        searched = path[0] != "model"  # a value a search draws (E203), or the field's own (E104)
+        if entry is None:
+            own = sorted(e.name for e in catalog.family(framework, "activations").values() if not e.not_drivable)
+            hint = did_you_mean(name, [*NEUTRAL_ACTIVATIONS, *catalog.spellings(framework, "activations")])
+            hint = (
+                hint
+                or f"on both frameworks: {', '.join(NEUTRAL_ACTIVATIONS)}; {FRAMEWORK[framework]}'s: {', '.join(own)}"
+            )
+            message = f"{excerpt(name)} is not an activation of {FRAMEWORK[framework]}"
+            yield at("E203" if searched else "E104", f"choice value {message}" if searched else message, path, hint)
+        elif entry.not_drivable or needs_arguments(entry):
+            why = (
+                entry.not_drivable
+                or f"it needs {', '.join(needs_arguments(entry))}, which an activation's name cannot give"
+            )
+            yield at("E260", f"{entry.path} cannot be the model's activation: {why}", path)
+
+
+def needs_arguments(entry: catalog.Entry) -> list[str]:
+    """The arguments a class cannot be built without (torch's Threshold: threshold and value)."""
+    return [param.name for param in entry.params.values() if param.required and not param.supplied]
 
 
 def named_problems(framework: str, family: str, name: str, given: dict, where: Path, at: Locator) -> Iterator[Problem]:

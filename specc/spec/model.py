@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field
+from pydantic import Field, StringConstraints, WithJsonSchema
 
-from specc.spec.base import Factory, Identifier, PositiveInt, Section, describe
+from specc.spec.base import IDENTIFIER_PATTERN, Factory, Identifier, PositiveInt, Section, describe
 
-Activation = Literal["relu", "gelu", "silu", "tanh", "sigmoid", "elu", "leaky_relu", "linear"]
+# Written the same on both frameworks; any other activation of the spec's framework is checked against specc's catalog
+# (specc/check/named.py): torch.nn's activation modules (mish, selu, hardswish, ...), Keras' activations by name.
+NEUTRAL_ACTIVATIONS = ("relu", "gelu", "silu", "tanh", "sigmoid", "elu", "leaky_relu", "linear")
+Activation = Annotated[
+    str,
+    StringConstraints(pattern=IDENTIFIER_PATTERN),
+    WithJsonSchema({"type": "string", "pattern": IDENTIFIER_PATTERN, "examples": list(NEUTRAL_ACTIVATIONS)}),
+]
 
 
 class MLP(Section):
@@ -16,7 +23,11 @@ class MLP(Section):
 
     type: Literal["mlp"] = describe("A multi-layer perceptron.")
     hidden_sizes: list[PositiveInt] = describe("Width of each hidden layer, input side first.", [128, 64])
-    activation: Activation = describe("Activation after each hidden layer.", "relu")
+    activation: Activation = describe(
+        "Activation after each hidden layer: " + ", ".join(NEUTRAL_ACTIVATIONS) + ", or any other of the framework's "
+        "(torch.nn's activation modules by snake_case or class name, Keras' activations by name).",
+        "relu",
+    )
     dropout: Annotated[float, Field(ge=0, lt=1)] = describe("Dropout after each hidden layer (0 = none).", 0.0)
     batch_norm: bool = describe("Batch normalisation after each hidden layer.", False)
 
@@ -40,7 +51,9 @@ class CNN(Section):
     pool: Pool | None = describe("Max-pooling after each conv block; null: no pooling.", Pool())
     batch_norm: bool = describe("Batch normalisation after each conv (before its activation).", False)
     hidden_sizes: list[PositiveInt] = describe("Dense layers after the conv blocks (may be empty).", [128])
-    activation: Activation = describe("Activation after each conv and dense layer.", "relu")
+    activation: Activation = describe(
+        "Activation after each conv and dense layer (as the mlp's: any activation of the framework).", "relu"
+    )
     dropout: Annotated[float, Field(ge=0, lt=1)] = describe("Dropout before each dense layer (0 = none).", 0.0)
 
 

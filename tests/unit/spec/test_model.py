@@ -87,8 +87,12 @@ def test_every_activation_is_accepted(problems, activation):
 
 
 def test_invalid_activation_lists_the_choices(report):
-    (problem,) = report("model: {type: mlp, activation: swish}").problems
-    assert "relu, gelu, silu, tanh, sigmoid, elu, leaky_relu, linear" in problem.message
+    (problem,) = report("model: {type: mlp, activation: zzz}").problems
+    assert (problem.code, problem.message) == ("E104", "'zzz' is not an activation of torch.nn")
+    assert problem.hint.startswith("on both frameworks: relu, gelu, silu, tanh, sigmoid, elu, leaky_relu, linear; ")
+    assert "mish" in problem.hint and "glu" not in problem.hint.split(", ")  # torch.nn's own, that can be driven
+    assert report("model: {type: mlp, activation: swish}").problems[0].hint == "did you mean 'hardswish'?"
+    assert report("model: {type: mlp, activation: Mish}").problems == []  # torch.nn.Mish, by its class name
 
 
 def test_activation_in_the_wrong_case_suggests_the_right_one(report):
