@@ -47,7 +47,9 @@ MEANING: dict[str, str] = {
     "model.custom.type": "Your function's return value: a `torch.nn.Module` (torch) or a `keras.Model` (tensorflow).",
     "model.hidden_sizes": "torch: one `nn.Linear(width, size)` per entry. Keras: one `Dense(size)` per entry.",
     "model.activation": "torch: an activation module after each layer (`nn.ReLU()`, `nn.GELU()`, `nn.SiLU()`, ...). "
-    "Keras: `ReLU()` or `Activation(name)`; `silu` is Keras' `swish`, `leaky_relu` keeps torch's slope 0.01.",
+    "Keras: `ReLU()` or `Activation(name)`; `silu` is Keras' `swish`, `leaky_relu` keeps torch's slope 0.01. "
+    "Any other name is an activation of the catalog: [torch's](catalog-torch.md#activations), "
+    "[Keras'](catalog-keras.md#activations).",
     "model.mlp.dropout": "torch: `nn.Dropout(p)` after each hidden layer. Keras: `Dropout(rate)`.",
     "model.cnn.dropout": "torch: `nn.Dropout(p)` before each `nn.Linear` of the head. Keras: `Dropout(rate)`.",
     "model.mlp.batch_norm": "torch: `nn.BatchNorm1d` after each `nn.Linear`. Keras: `BatchNormalization()`.",
