@@ -1,7 +1,8 @@
 """Classes a spec names from its framework (SPEC §13, issue 50) on a real local Ray: an optimizer torch.optim or Keras
 offers beyond specc's four, named as its class is, trains the model with the arguments the spec gives (read back from
-the checkpoint the run wrote: the optimizer's own state and settings), and a search over one of its arguments the
-spec leaves at its default samples it into each trial's optimizer."""
+the checkpoint the run wrote: the optimizer's own state and settings) between layers of an activation of the
+framework's own (torch's Mish, Keras' selu: in the script the run kept, and in the Keras model's saved config), and a
+search over one of its arguments the spec leaves at its default samples it into each trial's optimizer."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ TORCH = """\
 specc: 1
 name: named-torch
 framework: torch
-model: {type: mlp, hidden_sizes: [32]}
+model: {type: mlp, hidden_sizes: [32], activation: Mish}
 dataset: {type: digits, batch_size: 32}
 training:
   epochs: 3
@@ -31,7 +32,7 @@ KERAS = """\
 specc: 1
 name: named-keras
 framework: tensorflow
-model: {type: mlp, hidden_sizes: [32]}
+model: {type: mlp, hidden_sizes: [32], activation: selu}
 dataset: {type: digits, batch_size: 32}
 training:
   epochs: 3
@@ -65,6 +66,7 @@ def test_a_torch_optimizer_named_as_its_class_trains_with_the_spec_arguments(tmp
     (group,) = state["optimizer"]["param_groups"]
     assert (group["lr"], group["rho"], group["eps"]) == (1.0, 0.95, 1e-6)  # the spec's, then Adadelta's default
     assert set(state["optimizer"]["state"][0]) >= {"square_avg", "acc_delta"}  # Adadelta's own running averages
+    assert "layers.append(nn.Mish())" in (Path(result.run_dir) / "script.py").read_text(encoding="utf-8")
     _, rows = read_results(result.run_dir)
     assert rows[-1]["val_accuracy"] > 0.85 and rows[-1]["val_loss"] < rows[0]["val_loss"]
 
@@ -73,7 +75,10 @@ def test_a_keras_optimizer_named_as_its_class_trains_with_the_spec_arguments(tmp
     pytest.importorskip("tf_keras")
     result = run_spec(spec_file(KERAS), storage_path=tmp_path / "runs", quiet=True)
     with zipfile.ZipFile(Path(read_best(result.run_dir)["checkpoint"], "model.keras")) as archive:
-        optimizer = json.loads(archive.read("config.json"))["compile_config"]["optimizer"]
+        config = json.loads(archive.read("config.json"))
+    optimizer = config["compile_config"]["optimizer"]
+    layers = config["config"]["layers"]
+    assert [layer["config"]["activation"] for layer in layers if layer["class_name"] == "Activation"] == ["selu"]
     assert optimizer["class_name"] == "Nadam"
     assert (optimizer["config"]["learning_rate"], optimizer["config"]["beta_2"]) == pytest.approx((0.01, 0.99))
     _, rows = read_results(result.run_dir)
