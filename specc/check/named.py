@@ -22,6 +22,7 @@ from specc.spec.training import _optimizer_tag as _tag
 
 LIBRARY = {"torch": "torch.optim", "keras": "Keras"}
 FRAMEWORK = {"torch": "torch.nn", "keras": "Keras"}
+KERAS_CLIPPING = ("global_clipnorm", "clipnorm", "clipvalue")  # a Keras optimizer's own gradient clipping
 # What a YAML value can be for each of the catalog's type tags; the other tags (a callable, a tensor, a class) take
 # Python objects no spec can write.
 TAKES = {
@@ -74,6 +75,11 @@ def named_classes(e: Experiment, at: Locator) -> Iterator[Problem]:
     if isinstance(optimizer, NamedOptimizer):
         given = optimizer.model_extra or {}
         yield from named_problems(framework, "optimizers", optimizer.type, given, ("training", "optimizer"), at)
+        clips = [key for key in KERAS_CLIPPING if key in given] if framework == "keras" else []
+        if clips and e.training.grad_clip_norm is not None:  # the script passes grad_clip_norm as global_clipnorm
+            message = f"training.grad_clip_norm and the optimizer's {clips[0]} would both clip the gradients"
+            hint = "give one: training.grad_clip_norm (as torch's loop clips) or the Keras argument"
+            yield at("E100", message, ("training", "optimizer", clips[0]), hint, also=("training", "grad_clip_norm"))
     entry = e.tune.space.get("training.optimizer") if e.tune else None
     for index, option in enumerate(entry.args if entry is not None and entry.kind in ("choice", "grid") else ()):
         # an option of a searched optimizer (its curated types' fields are checked like the section's)

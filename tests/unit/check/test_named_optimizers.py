@@ -103,6 +103,17 @@ def test_not_drivable_unknown_and_keras_names_are_located(write_spec):
     assert supplied.code == "E101" and supplied.hint == "the compiled code passes it"
 
 
+def test_keras_clipping_twice_is_a_problem_and_once_is_passed_on(write_spec):
+    spec = yaml.safe_load(spec_text("keras", {"type": "nadam", "clipnorm": 1.0}))
+    spec["training"]["grad_clip_norm"] = 0.5
+    (twice,) = api.validate([write_spec(yaml.safe_dump(spec))])
+    assert (twice.code, twice.path) == ("E100", "training.optimizer.clipnorm") and "both clip" in twice.message
+    del spec["training"]["optimizer"]["clipnorm"]
+    path = write_spec(yaml.safe_dump(spec))
+    assert api.validate([path]) == []
+    assert "keras.optimizers.Nadam(global_clipnorm=clip_norm)" in api.compile(api.load(path))
+
+
 def value_of(tag: str):
     return {
         "float": st.floats(0.01, 10),
