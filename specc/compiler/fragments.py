@@ -397,13 +397,20 @@ def keras_base_lr(e) -> Code:
     """The learning rate a Keras lr_schedule starts from: training.optimizer.lr, or the learning_rate argument of an
     optimizer the spec names from Keras (its class's default when the spec leaves it out)."""
     from specc import catalog
-    from specc.spec.training import NamedOptimizer
+    from specc.spec.training import CURATED_OPTIMIZERS
 
-    if e.framework != "tensorflow" or e.objective is not None or not isinstance(e.training.optimizer, NamedOptimizer):
+    named = [kind for kind in optimizer_types(e) if kind not in CURATED_OPTIMIZERS] if e.objective is None else []
+    if e.framework != "tensorflow" or not named:  # a trial's optimizer is one of specc's: it has an lr
         return Code('training["optimizer"]["lr"]')
-    entry = catalog.lookup("keras", "optimizers", e.training.optimizer.type)
-    default = entry.params["learning_rate"].default if entry and "learning_rate" in entry.params else 0.001
-    return Code(f'training["optimizer"].get("lr", training["optimizer"].get("learning_rate", {literal(default)}))')
+    defaults = {}  # each class's own default learning_rate (Lion's is 0.0001, most others' 0.001)
+    for kind in named:
+        entry = catalog.lookup("keras", "optimizers", kind)
+        defaults[kind] = entry.params["learning_rate"].default if entry and "learning_rate" in entry.params else 0.001
+    default = (
+        literal(defaults[named[0]]) if len(defaults) == 1 else f'{literal(defaults)}[training["optimizer"]["type"]]'
+    )
+    # evaluated left to right only as far as needed: a trial of specc's own optimizers has an lr (never 0)
+    return Code(f'training["optimizer"].get("lr") or training["optimizer"].get("learning_rate") or {default}')
 
 
 def scaling_config(scaling) -> dict:

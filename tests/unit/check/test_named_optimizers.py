@@ -195,3 +195,19 @@ def test_the_catalog_files_name_what_the_check_reads():
     """The optimizers the checks read are the committed catalog's (schemas/catalog), not a list in the code."""
     torch_file = json.loads((Path(catalog.DIRECTORY) / "torch.json").read_text(encoding="utf-8"))
     assert {e["class_name"] for e in torch_file["families"]["optimizers"].values()} >= {"Adadelta", "NAdam", "LBFGS"}
+
+
+def test_a_keras_schedule_starts_from_each_drawn_optimizers_own_learning_rate(write_spec):
+    """A search that draws specc's sgd, Keras' Lion (no learning_rate given: its own default) or Nadam: the
+    schedule's base is the trial's lr, its learning_rate, or its class's default, never a KeyError."""
+    from specc.compiler.fragments import keras_base_lr
+
+    spec = yaml.safe_load(spec_text("keras", {"type": "sgd", "lr": 0.1}))
+    spec["training"]["lr_schedule"] = {"type": "step", "step_size": 1}
+    options = [{"type": "sgd", "lr": 0.1}, {"type": "lion"}, {"type": "nadam", "learning_rate": 0.01}]
+    spec["tune"] = {"metric": "val_loss", "mode": "min", "space": {"training.optimizer": {"grid": options}}}
+    path = write_spec(yaml.safe_dump(spec))
+    assert api.validate([path]) == []
+    base = str(keras_base_lr(api.load(path)))
+    drawn = [{"optimizer": {**option, **({"momentum": 0.0} if option["type"] == "sgd" else {})}} for option in options]
+    assert [eval(base, {"training": training}) for training in drawn] == [0.1, 0.0001, 0.01]
