@@ -114,7 +114,8 @@ def activation_problems(e: Experiment, at: Locator) -> Iterator[Problem]:
         entry = catalog.lookup(framework, "activations", name)
         searched = path[0] != "model"  # a value a search draws (E203), or the field's own (E104)
         if entry is None:
-            own = sorted(e.name for e in catalog.family(framework, "activations").values() if not e.not_drivable)
+            family = catalog.family(framework, "activations").values()
+            own = sorted(option.name for option in family if not option.not_drivable)
             hint = did_you_mean(name, [*NEUTRAL_ACTIVATIONS, *catalog.spellings(framework, "activations")])
             hint = (
                 hint
@@ -164,8 +165,9 @@ def named_problems(framework: str, family: str, name: str, given: dict, where: P
             message = f"{entry.class_name}'s {key} is {wanted or 'a Python object a spec cannot write'}"
             yield at("E103", f"{message}, got {_describe(value)}", (*where, key), listed)
         elif param.choices and value not in param.choices:
-            shown = ", ".join(str(choice) for choice in param.choices)
-            yield at("E104", f"{excerpt(value)} is not one of: {shown}", (*where, key), did_you_mean(str(value), shown))
+            allowed = [str(choice) for choice in param.choices]
+            hint = did_you_mean(str(value), allowed)  # the closest choice, not a letter of the list
+            yield at("E104", f"{excerpt(value)} is not one of: {', '.join(allowed)}", (*where, key), hint)
     missing = [p.name for p in entry.params.values() if p.required and not p.supplied and p.name not in given]
     if missing:
         yield at("E102", f"{entry.path} needs {', '.join(missing)}", where, listed)

@@ -211,3 +211,16 @@ def test_a_keras_schedule_starts_from_each_drawn_optimizers_own_learning_rate(wr
     base = str(keras_base_lr(api.load(path)))
     drawn = [{"optimizer": {**option, **({"momentum": 0.0} if option["type"] == "sgd" else {})}} for option in options]
     assert [eval(base, {"training": training}) for training in drawn] == [0.1, 0.0001, 0.01]
+
+
+def test_a_value_outside_an_arguments_choices_suggests_the_closest_choice():
+    """Keras losses list their `reduction` choices (the losses family is the next to use these checks)."""
+    from specc.check.fields import Locator
+    from specc.check.named import named_problems
+    from specc.read.document import SourceMap
+
+    at = Locator(SourceMap({}))
+    given = {"reduction": "summ", "delta": 0.5}
+    (problem,) = named_problems("keras", "losses", "huber", given, ("training", "loss"), at)
+    assert (problem.code, problem.path, problem.hint) == ("E104", "training.loss.reduction", "did you mean 'sum'?")
+    assert problem.message.startswith("'summ' is not one of: ")
