@@ -21,12 +21,7 @@ class Exit(IntEnum):
     USAGE = 2  # bad arguments, missing files
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse's messages (usage, errors quoting what was typed, help) written through the print gate too."""
-
-    def _print_message(self, message, file=None):
-        if message:
-            (write_err if terminal.is_stderr(file) else write)(message)
+Parser = terminal.Parser  # argparse's messages through the print gate
 
 
 def _overrides(parser: argparse.ArgumentParser) -> None:

@@ -161,16 +161,8 @@ def _summary(framework: str, directory: Path, seconds: float) -> None:
         terminal.say(f"  {name:<22} {len(entries):>3} entries, {blocked:>2} not drivable")
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse's messages written through the print gate, as specc's own command line does."""
-
-    def _print_message(self, message, file=None):
-        if message:
-            (terminal.write_err if terminal.is_stderr(file) else terminal.write)(message)
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=COMMAND, description=__doc__.splitlines()[0])
+    parser = terminal.Parser(prog=COMMAND, description=__doc__.splitlines()[0])
     parser.add_argument("frameworks", nargs="*", metavar="FRAMEWORK", help=f"{', '.join(FRAMEWORKS)} (default: all)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file is stale")
     parser.add_argument("--summary", action="store_true", help="print each family's size")

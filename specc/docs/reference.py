@@ -61,16 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse's messages written through the print gate, as specc's own command line does."""
-
-    def _print_message(self, message, file=None):
-        if message:
-            (terminal.write_err if terminal.is_stderr(file) else terminal.write)(message)
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=COMMAND, description=__doc__.splitlines()[0])
+    parser = terminal.Parser(prog=COMMAND, description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page is stale")
     parser.add_argument("--output", metavar="DIR", help=f"where the pages go (default: {DIRECTORY})")
     return parser

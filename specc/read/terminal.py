@@ -19,6 +19,7 @@ specc's own styling is not data: `Styled` text (its colours, a progress line's r
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
@@ -114,6 +115,15 @@ def on_a_terminal(to_stderr: bool = False) -> bool:
 def is_stderr(stream) -> bool:
     """Whether `stream`, handed over by a library that writes its own messages (argparse), is standard error."""
     return stream is not None and stream is sys.stderr
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's messages (usage, errors quoting what was typed, help) written through the print gate too: specc's
+    command line, and the generators' (`python -m specc.catalog.generate`, `python -m specc.docs.reference`)."""
+
+    def _print_message(self, message, file=None):
+        if message:
+            (write_err if is_stderr(file) else write)(message)
 
 
 class Relay:
