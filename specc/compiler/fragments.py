@@ -382,7 +382,7 @@ def named_optimizers(e) -> dict[str, Code]:
         if found is None:
             continue
         args = ["parameters"] if framework == "torch" else []
-        for key in dict.fromkeys(keys):
+        for key in (key for key in dict.fromkeys(keys) if key in found.settable):  # the class's own names only
             types = found.params[key].types
             value = f"cfg[{literal(key)}]"
             args.append(f"{key}=tuple({value})" if "tuple" in types and "list" not in types else f"{key}={value}")

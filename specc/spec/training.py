@@ -77,6 +77,10 @@ class RMSprop(Section):
     centered: bool = describe("Normalise by an estimate of the gradient's variance.", False)
 
 
+# The optimizers specc documents field by field; every other one of the framework is a NamedOptimizer.
+CURATED_OPTIMIZERS = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop"}
+
+
 class NamedOptimizer(Section):
     """Any other optimizer torch.optim (torch) or Keras (tensorflow) offers, by its snake_case name (adadelta,
     nadam, lion) or its class name as written (Adadelta); the other keys are its constructor's keyword arguments,
@@ -86,14 +90,10 @@ class NamedOptimizer(Section):
     type: Annotated[
         str,
         StringConstraints(pattern=IDENTIFIER_PATTERN),
-        WithJsonSchema(
-            {"type": "string", "pattern": IDENTIFIER_PATTERN, "not": {"enum": ["sgd", "adam", "adamw", "rmsprop"]}}
-        ),
+        WithJsonSchema({"type": "string", "pattern": IDENTIFIER_PATTERN, "not": {"enum": list(CURATED_OPTIMIZERS)}}),
     ] = describe("An optimizer class of torch.optim or keras.optimizers, by snake_case or class name.")
 
 
-# The optimizers specc documents field by field; every other one of the framework is a NamedOptimizer.
-CURATED_OPTIMIZERS = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop"}
 _BY_CLASS_NAME = {class_name: name for name, class_name in CURATED_OPTIMIZERS.items()}
 
 

@@ -224,3 +224,17 @@ def test_a_value_outside_an_arguments_choices_suggests_the_closest_choice():
     (problem,) = named_problems("keras", "losses", "huber", given, ("training", "loss"), at)
     assert (problem.code, problem.path, problem.hint) == ("E104", "training.loss.reduction", "did you mean 'sum'?")
     assert problem.message.startswith("'summ' is not one of: ")
+
+
+def test_only_the_classes_own_argument_names_reach_the_script(write_spec):
+    """The compiler writes an argument's name into a call: even for a spec no one validated (built in Python), a key
+    the class does not take never becomes code."""
+    from specc.spec.experiment import Experiment
+
+    data = yaml.safe_load(spec_text("torch", {"type": "adadelta", "rho": 0.9}))
+    data["training"]["optimizer"]['rho=__import__("os").system("x")'] = 1
+    source = api.compile(Experiment.model_validate(data))
+    assert (
+        'torch.optim.Adadelta(parameters, rho=cfg["rho"])' in source and "__import__" not in source.split("CONFIG")[0]
+    )
+    assert "system" not in source.split("def make_optimizer", 1)[1].split("\n\n\n", 1)[0]

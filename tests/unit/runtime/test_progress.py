@@ -290,9 +290,25 @@ def test_a_search_builds_its_progress_and_trackers_from_its_description(tmp_path
         assert (run.progress.length, run.progress.sampled, run.progress.steps) == (length, ["x"], True)
 
 
-def test_a_search_is_restored_only_when_asked_and_there_is_one(tmp_path):
+def test_a_search_is_restored_only_when_asked_and_there_is_one(tmp_path, monkeypatch):
+    """Run.restored: Tuner.restore (with run.resume's arguments, the progress lines put back as asked) only with
+    --resume and a run directory Tune can restore; otherwise None, and main() builds a new Tuner. (Tune's own
+    restore is exercised end to end in tests/e2e/test_tune_resume.py.)"""
+    restored = []
+
+    class Restored:
+        _local_tuner = None  # through Ray Client: shown_as_asked has nothing to swap
+
+    def restore(path, trainable, **resume):
+        restored.append((path, trainable, resume))
+        return Restored()
+
+    monkeypatch.setattr(specc_runtime.ray.tune.Tuner, "restore", staticmethod(restore))
     experiment = {"name": "s", "storage_path": str(tmp_path), "config": {}, "shape": "tune", "search": {}}
-    for argv in ([], ["--resume"]):  # nothing to restore in an empty directory: a new Tuner is built
+    for argv, restorable, expected in (([], True, False), (["--resume"], False, False), (["--resume"], True, True)):
+        monkeypatch.setattr(specc_runtime.ray.tune.Tuner, "can_restore", staticmethod(lambda path, r=restorable: r))
         run = specc_runtime.Run(str(tmp_path / "x.py"), "a search", argv, "specc: 1\n", experiment)
         run.run_dir, run.progress = str(tmp_path / "s"), None
-        assert run.restored(lambda config: None, resume_unfinished=True) is None
+        tuner = run.restored("trainable", resume_unfinished=True)
+        assert isinstance(tuner, Restored) == expected
+    assert restored == [(str(tmp_path / "s"), "trainable", {"resume_unfinished": True})]
