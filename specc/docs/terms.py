@@ -298,8 +298,8 @@ MEANING: dict[str, str] = {
     "cluster.working_dir": "The `working_dir` of the job's `runtime_env`.",
     "cluster.excludes": "The `excludes` of the job's `runtime_env` (gitignore patterns, as Ray matches them).",
     "cluster.include": "specc's own: what would stay behind as a secret travels after all.",
-    "cluster.init_timeout_s": "Not read by the compiled script yet: it is kept in the resolved spec. An address "
-    "where nothing answers is reported within 10 s (E402).",
+    "cluster.init_timeout_s": "How long the run waits for the address (the Ray, or `specc submit`'s dashboard) to "
+    "answer before it stops (E402); an address that refuses stops it at once.",
     "cluster.runtime_env.env_vars": '`runtime_env={"env_vars": {...}}`.',
     "cluster.runtime_env.pip": '`runtime_env={"pip": ...}`: a list, a requirements file, or a mapping.',
     "cluster.runtime_env.uv": '`runtime_env={"uv": [...]}`.',

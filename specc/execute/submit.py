@@ -68,12 +68,13 @@ def dashboard_address(address: str | None) -> str:
     return chosen
 
 
-def client(address: str):
-    """JobSubmissionClient for `address`; a dashboard that cannot be reached is a problem within seconds."""
+def client(address: str, timeout_s: float = CONNECT_TIMEOUT_S):
+    """JobSubmissionClient for `address`; a dashboard that refuses is a problem at once, one whose host does not
+    answer within `timeout_s` (cluster.init_timeout_s) after that."""
     url = urlparse(address)
     port = url.port or (443 if url.scheme == "https" else 80)
     try:
-        socket.create_connection((url.hostname, port), timeout=CONNECT_TIMEOUT_S).close()
+        socket.create_connection((url.hostname, port), timeout=timeout_s).close()
     except OSError as error:
         raise SpecError([Problem("E402", f"cannot reach the cluster's dashboard at {address}: {error}")]) from None
     from ray.exceptions import AuthenticationError
@@ -189,7 +190,7 @@ def submit(
     from specc.compiler.resolve import spec_hash
 
     url = dashboard_address(address)
-    jobs = client(url)
+    jobs = client(url, experiment.cluster.init_timeout_s)
     job = prepare(
         experiment, python=python, storage_path=storage_path, smoke=smoke, resume=resume, force=force,
         templates=templates,

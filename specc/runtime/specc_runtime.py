@@ -356,16 +356,17 @@ def has_results(filesystem, root, search=False):
     return any(info.size for info in filesystem.get_file_info(kept))
 
 
-def start_ray(address, quiet, verbose, runtime_env=None):
+def start_ray(address, quiet, verbose, runtime_env=None, timeout_s=60):
     """Starts a Ray of this run's own, or joins the cluster at `address` (see ray_address); returns whether it
-    did, after a line saying which Ray the run uses. An address where nothing listens is refused within seconds
-    (ray.init itself would retry for minutes). `runtime_env`: the job's (the experiment's job_runtime_env)."""
+    did, after a line saying which Ray the run uses. An address where nothing listens is refused at once, and one
+    whose host does not answer after `timeout_s` (cluster.init_timeout_s), where ray.init itself would retry for
+    minutes. `runtime_env`: the job's (the experiment's job_runtime_env)."""
     if ray.is_initialized():
         return False
     if address and address not in ("auto", "local"):
         host, _, port = address.removeprefix("ray://").rpartition(":")
         try:
-            socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
         except OSError as error:
             raise SystemExit(f"cannot reach a Ray cluster at {address}: {error}") from None
     local = not joins_cluster(address)  # a Ray of this run's own
@@ -1279,7 +1280,8 @@ class Run:
         search = self.shape != "train"
         check_resumable(self.run_dir, args.resume, args.force, self.resolved_spec, search, experiment.get("refusal"))
         runtime_env = job_runtime_env(experiment, self.script, args.address, self.storage_path)
-        if start_ray(args.address, args.quiet, args.verbose, runtime_env) or self.ray_started:
+        timeout_s = experiment.get("init_timeout_s", 60)
+        if start_ray(args.address, args.quiet, args.verbose, runtime_env, timeout_s) or self.ray_started:
             self.cleanup.callback(ray.shutdown)  # a Ray this run started ends with it; a joined one goes on
         self.cleanup.callback(RayOutput(self.run_dir, args.verbose, experiment.get("ray_data", False)).close)
         self.cleanup.callback(self.showing.close)

@@ -118,3 +118,11 @@ def test_a_searched_clip_norm_reaches_the_trials_even_when_the_spec_sets_none(wr
         assert 'make_optimizer(training["optimizer"], training["grad_clip_norm"])' in source
     else:
         assert 'if training["grad_clip_norm"] is not None:  # the trial\'s value' in source
+
+
+def test_a_script_carries_cluster_init_timeout_s_only_when_the_spec_changes_it():
+    assert '"init_timeout_s"' not in compiled("specs/digits_mlp.yaml")
+    for spec in ("specs/digits_mlp.yaml", "specs/digits_asha.yaml", "specs/objective_optuna.yaml"):
+        source = compiled(spec, "cluster.init_timeout_s=15")
+        assert '    "init_timeout_s": 15,  # cluster.init_timeout_s' in source
+        assert module_of(source).RUN["init_timeout_s"] == 15

@@ -142,3 +142,21 @@ def test_what_this_ray_lacks_of_its_private_api_is_none():
     assert specc_runtime.ray_private("worker", "print_to_stdstream") is not None
     assert specc_runtime.ray_private("worker", "no_such_function") is None
     assert specc_runtime.ray_private("no_such_module", "x") is None
+
+
+def test_an_address_whose_host_does_not_answer_is_given_cluster_init_timeout_s(monkeypatch):
+    """The probe waits as long as the spec's cluster.init_timeout_s says (a host that drops the connection attempt
+    answers nothing: only the timeout ends the wait), then the run stops naming the address."""
+    waited = []
+
+    def silent_host(address, timeout):
+        waited.append(timeout)
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(specc_runtime.socket, "create_connection", silent_host)
+    monkeypatch.setattr(specc_runtime.ray, "init", lambda **options: pytest.fail("ray.init was called"))
+    with pytest.raises(SystemExit, match="cannot reach a Ray cluster at 10.0.0.1:6379: timed out"):
+        specc_runtime.start_ray("10.0.0.1:6379", quiet=True, verbose=False, timeout_s=7)
+    with pytest.raises(SystemExit):
+        specc_runtime.start_ray("ray://10.0.0.1:10001", quiet=True, verbose=False)
+    assert waited == [7, 60]  # the spec's, then the field's default
