@@ -155,7 +155,7 @@ def test_an_address_whose_host_does_not_answer_is_given_cluster_init_timeout_s(m
 
     monkeypatch.setattr(specc_runtime.socket, "create_connection", silent_host)
     monkeypatch.setattr(specc_runtime.ray, "init", lambda **options: pytest.fail("ray.init was called"))
-    with pytest.raises(SystemExit, match="cannot reach a Ray cluster at 10.0.0.1:6379: timed out"):
+    with pytest.raises(SystemExit, match=r"cannot reach a Ray cluster at 10\.0\.0\.1:6379: timed out"):
         specc_runtime.start_ray("10.0.0.1:6379", quiet=True, verbose=False, timeout_s=7)
     with pytest.raises(SystemExit):
         specc_runtime.start_ray("ray://10.0.0.1:10001", quiet=True, verbose=False)
