@@ -128,7 +128,7 @@ def _budget(e: Experiment, at: Locator) -> Iterator[Problem]:
     if scheduler is None:
         return
     max_t = getattr(scheduler, "max_t", None)
-    if scheduler.type in ("asha", "hyperband") and max_t is None:
+    if scheduler.type in ("asha", "hyperband", "hyperband_for_bohb") and max_t is None:
         yield at(
             "E209",
             f"{scheduler.type} needs a budget: objective.max_steps is null (the function decides when it ends)",
@@ -136,12 +136,14 @@ def _budget(e: Experiment, at: Locator) -> Iterator[Problem]:
             "set scheduler.max_t (reports a trial may make at most), or objective.max_steps",
             key=True,
         )
-    if max_t and steps and max_t > steps:
+    if max_t and steps and max_t > steps:  # Ray runs it: the trials end at max_steps, before the later rungs
         yield at(
-            "E209",
-            f"max_t {max_t} exceeds objective.max_steps {steps}: no trial runs that long",
+            "W330",
+            f"max_t {max_t} exceeds objective.max_steps {steps}: trials end at step {steps}, and the rungs after it "
+            "are never reached",
             ("scheduler", "max_t"),
             "leave max_t out: it defaults to objective.max_steps",
+            also=("objective", "max_steps"),
         )
     grace = getattr(scheduler, "grace_period", None)
     budget = max_t or steps

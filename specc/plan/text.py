@@ -106,8 +106,8 @@ def _scheduler_lines(report: dict) -> list[str]:
             return [f"{head}: rungs at {unit}s {rungs[0]}"]
         lines = [f"bracket {i} rungs at {unit}s {r}" for i, r in enumerate(rungs[:LISTED])]
         return [head, *lines, *_more(len(rungs) - LISTED, "bracket")]
-    if kind == "hyperband":
-        head = f"hyperband (max_t {s['max_t']}, reduction_factor {_num(s['reduction_factor'])}), brackets as filled:"
+    if kind in ("hyperband", "hyperband_for_bohb"):
+        head = f"{kind} (max_t {s['max_t']}, reduction_factor {_num(s['reduction_factor'])}), brackets as filled:"
         more = _more(s.get("bracket_count", len(s["brackets"])) - len(s["brackets"]), "bracket")
         return [head, *(_hyperband_line(b, unit) for b in s["brackets"]), *more]
     if kind == "median_stopping":
