@@ -47,6 +47,13 @@ def _search_lines(report: dict) -> list[str]:
     grid = math.prod(t["grid"].values())
     formula = f"{_count(t['num_samples'], 'sample')}" + (f" x {grid} grid combinations" if t["grid"] else "")
     lines = [f"{t['search']}, {seed}: {formula} = {_count(t['count'], 'trial')}"]
+    if "about" in t:
+        lines.append(t["about"])
+    if t.get("repeat", 1) > 1:  # Ray's Repeater
+        configs = t["count"] // t["repeat"]
+        lines.append(
+            f"repeat {t['repeat']}: {_count(configs, 'config')}, each run {t['repeat']} times; the mean is told"
+        )
     if t["grid"]:
         lines.append("grid: " + ", ".join(f"{path} ({size})" for path, size in t["grid"].items()))
     for path, options in t.get("conditional", {}).items():

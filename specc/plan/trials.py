@@ -24,6 +24,7 @@ from specc.plan.shape import TRIAL_DRIVER_CPU, shape_of
 from specc.spec import Experiment
 from specc.spec.dataset import FILE_TYPES
 from specc.spec.scheduler import RUNGS_AT_MOST
+from specc.spec.search import ABOUT
 from specc.spec.stop import parse_condition
 
 CHECKED = ("CPU", "GPU")  # what a plan can count on this machine; other resources are reported, not checked
@@ -60,6 +61,8 @@ def _trials(experiment: Experiment) -> dict:
     return {
         "count": trial_count(tune),
         "search": tune.search.type,
+        "about": ABOUT[tune.search.type],
+        "repeat": tune.repeat,
         "seed": tune.search.seed,
         "num_samples": tune.num_samples,
         "grid": grid_sizes(tune),

@@ -119,6 +119,21 @@ UNAVAILABLE = {
     "ax": "Ray 2.60's AxSearch fails on the experiments of Ax 1.x (AttributeError in AxSearch._setup_experiment: "
     "'Objective' object has no attribute 'objectives')",
 }
+# What `specc plan` says each searcher does with the trials.
+ABOUT = {
+    "random": "Ray's BasicVariantGenerator: each sample drawn at random, every grid value combined with it",
+    "grid": "Ray's BasicVariantGenerator: every combination of the grid values",
+    "optuna": "Ray's OptunaSearch: Optuna's sampler proposes each config from the results so far",
+    "hyperopt": "Ray's HyperOptSearch: random configs, then TPE proposes each from the results so far",
+    "bayesopt": "Ray's BayesOptSearch: random configs, then a Gaussian process proposes each",
+    "bohb": "Ray's TuneBOHB: a kernel density model of good configs, fit on the budgets HyperBandForBOHB gives "
+    "the trials (random configs until it has enough results)",
+    "nevergrad": "Ray's NevergradSearch: Nevergrad's optimizer asks for each config and is told its result "
+    "(not seeded: runs differ)",
+    "zoopt": "Ray's ZOOptSearch: ZOOpt's racos model proposes each config (not seeded: runs differ)",
+    "hebo": "Ray's HEBOSearch (cannot run with the pinned packages)",
+    "ax": "Ray's AxSearch (cannot run with the pinned Ray)",
+}
 # Searchers that take no seed from specc: the library is not seeded through Ray's class (tune.search.seed: W320).
 UNSEEDED = {
     "nevergrad": "Ray's NevergradSearch builds the optimizer's parametrization from an unseeded random state",
