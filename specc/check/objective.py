@@ -125,7 +125,7 @@ def _scaling(e: Experiment, at: Locator) -> Iterator[Problem]:
 def _budget(e: Experiment, at: Locator) -> Iterator[Problem]:
     """Schedulers count Tune's training_iteration (one per report); objective.max_steps is the most a trial runs."""
     scheduler, steps = e.scheduler, e.objective.max_steps
-    if scheduler is None:
+    if scheduler is None or scheduler.time_attr != "training_iteration":  # budgets in another unit than reports
         return
     max_t = getattr(scheduler, "max_t", None)
     if scheduler.type in ("asha", "hyperband", "hyperband_for_bohb") and max_t is None:

@@ -47,6 +47,7 @@ QUANTIZED = ("quniform", "qloguniform", "qrandint")
 def ray_class_problems(e: Experiment, at: Locator) -> Iterator[Problem]:
     """Every check of this module, for a spec that trains a model and for an objective spec alike."""
     yield from ray_arguments(e, at)
+    yield from budgets_counted(e, at)
     yield from searcher_pairs(e, at)
     yield from searcher_available(e, at)
     yield from repeat_problems(e, at)
@@ -83,6 +84,17 @@ def ray_arguments(e: Experiment, at: Locator) -> Iterator[Problem]:
 def catalog_name(kind: str) -> str:
     """A search or scheduler type as the catalog names its class: grid is random's BasicVariantGenerator."""
     return "random" if kind == "grid" else kind
+
+
+def budgets_counted(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """A scheduler whose time_attr is another result than Ray's training_iteration counts its budgets in that unit:
+    max_t cannot default to the epochs (or objective.max_steps) then."""
+    scheduler = e.scheduler
+    if scheduler is None or scheduler.time_attr == "training_iteration" or "max_t" not in type(scheduler).model_fields:
+        return
+    if scheduler.max_t is None:
+        message = f"with time_attr {scheduler.time_attr}, max_t counts {scheduler.time_attr}, not epochs: give it"
+        yield at("E102", message, ("scheduler",), f"max_t: the most {scheduler.time_attr} a trial may reach", key=True)
 
 
 def searcher_pairs(e: Experiment, at: Locator) -> Iterator[Problem]:

@@ -329,6 +329,8 @@ def rungs(plan: Plan) -> list[int]:
     scheduler = plan.experiment.scheduler
     if scheduler is None or scheduler.type not in ("asha", "hyperband", "hyperband_for_bohb"):
         return []
+    if scheduler.time_attr != "training_iteration":  # its rungs count another result than the epochs
+        return []
     if scheduler.type == "asha":
         return sorted({int(epoch) for bracket in asha_rungs(scheduler) for epoch in bracket})
     band = len(hyperband_band(scheduler).brackets)

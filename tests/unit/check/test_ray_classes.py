@@ -316,3 +316,19 @@ def test_fail_fast_is_a_bool_or_raise(write, value):
 def test_a_hyperband_max_t_beyond_max_steps_is_a_warning(write):
     found = problems(write, spec(scheduler={"type": "hyperband", "max_t": 9}))
     assert found == [("W330", "scheduler.max_t")]
+
+
+def test_a_time_attr_other_than_training_iteration_needs_its_own_max_t(write):
+    data = spec(scheduler={"type": "asha", "time_attr": "time_total_s"})
+    assert ("E102", "scheduler") in problems(write, data)
+    data["scheduler"]["max_t"] = 30
+    assert problems(write, data) == []
+    source = compiled(write, data)
+    assert 'time_attr="time_total_s",' in source and "max_t=30," in source
+
+
+@pytest.mark.parametrize("name", ["bohb", "nevergrad", "zoopt"])
+def test_a_searcher_of_a_fixed_space_cannot_search_options(write, name):
+    data = spec({"type": name})
+    data["tune"]["space"] = {"objective.params.x": {"choice": [{"a": {"uniform": [0, 1]}}, {"a": 2}]}}
+    assert "E233" in [code for code, _ in problems(write, data)]
