@@ -125,6 +125,10 @@ def searcher_available(e: Experiment, at: Locator) -> Iterator[Problem]:
         message = f"Nevergrad's optimizer registry has no {excerpt(search.optimizer)}"
         hint = did_you_mean(search.optimizer, OPTIMIZERS) or "OnePlusOne, CMA, PSO, TwoPointsDE, NGOpt, ..."
         yield at("E104", message, ("tune", "search", "optimizer"), hint)
+    configs = e.tune.num_samples // e.tune.repeat
+    if search.type == "zoopt" and search.budget is None and configs < 3:
+        message = f"ZOOpt's budget defaults to the {configs} config(s) the search draws, and ZOOpt exits below 3"
+        yield at("E106", message, ("tune", "num_samples"), "tune.search.budget: 3 or more, or more samples")
     if search.type in UNSEEDED and search.seed is not None:
         message = f"seed has no effect with search type {search.type}: {UNSEEDED[search.type]}"
         yield at("W320", message, ("tune", "search", "seed"), "remove it; runs of this searcher differ", key=True)

@@ -82,7 +82,9 @@ class ZOOptSearch(SearchBase):
         "ZOOptSearch takes no seed."
     )
     algo: Literal["asracos", "sracos"] = describe("asracos (asynchronous, trials in parallel) or sracos.", "asracos")
-    budget: PositiveInt | None = describe("Evaluations ZOOpt plans for; default: tune.num_samples.", None)
+    budget: Annotated[int, Field(ge=3)] | None = describe(
+        "Evaluations ZOOpt plans for, at least 3 (ZOOpt exits below); default: the configs the search draws.", None
+    )
 
 
 class HEBOSearch(SearchBase):

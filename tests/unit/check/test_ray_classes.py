@@ -332,3 +332,10 @@ def test_a_searcher_of_a_fixed_space_cannot_search_options(write, name):
     data = spec({"type": name})
     data["tune"]["space"] = {"objective.params.x": {"choice": [{"a": {"uniform": [0, 1]}}, {"a": 2}]}}
     assert "E233" in [code for code, _ in problems(write, data)]
+
+
+def test_zoopt_needs_a_budget_of_three(write):
+    assert ("E106", "tune.search.budget") in problems(write, spec({"type": "zoopt", "budget": 2}))
+    few = spec({"type": "zoopt"}, tune={"num_samples": 4, "repeat": 2})
+    assert ("E106", "tune.num_samples") in problems(write, few)
+    assert problems(write, spec({"type": "zoopt"}, tune={"num_samples": 6, "repeat": 2})) == []
