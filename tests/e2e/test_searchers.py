@@ -51,10 +51,10 @@ SEARCHES = {
     "zoopt": ("{type: zoopt, algo: asracos}", 8, 1, "{type: fifo}", 17.3),
     "repeat": ("{type: hyperopt, seed: 5, n_initial_points: 2}", 6, 2, "{type: fifo}", 65.0),  # 3 configs: the mean
 }
-# The box's worst bowl value is 7^2 + 4^2 = 65 and a random point's 17.3 on average. Seeded bohb's ten trials must come
-# below the value at the box's centre (8.5); unseeded nevergrad's and zoopt's eight below an average random point's (ten
-# ten trials ranged 0.00-4.35 and 0.05-13.98 over five runs here). The figures printed say how close each came;
-# bench/searchers.py measures them at 20 trials.
+# The box's worst bowl value is 7^2 + 4^2 = 65 and a random point's 17.3 on average. Seeded bohb's ten trials must
+# come below the value at the box's centre (8.5); unseeded nevergrad's and zoopt's eight below an average random
+# point's (with ten trials they came to 0.00-4.35 and 0.05-13.98 over five runs here). The figures printed say how
+# close each came; bench/searchers.py measures them at 20 trials.
 
 
 def bowl(x: float, y: float) -> float:
