@@ -243,11 +243,11 @@ def conditional_searchable(e: Experiment, at: Locator) -> Iterator[Problem]:
     search = e.tune.search.type if e.tune else None
     for key, entry in conditional_entries(e):
         where = ("tune", "space", key, entry.kind)
-        if search == "bayesopt":
+        if search in ("bayesopt", "bohb", "nevergrad", "zoopt"):  # Ray converts their space to a fixed one
             yield at(
                 "E233",
-                f"bayesopt cannot search {key}'s options: it samples a fixed set of numbers, not parameters that exist "
-                "only in some trials",
+                f"{search} cannot search {key}'s options: it samples a fixed set of parameters, not parameters that "
+                "exist only in some trials",
                 where,
                 "use search type optuna (define-by-run) or hyperopt (nested hp.choice), or random",
             )

@@ -1,5 +1,6 @@
 """Optional packages a spec needs beyond specc's core, and the pip extras that install them: a searcher
-(`tune.search.type` optuna, hyperopt, bayesopt) or a tracker (`run.callbacks` tensorboard, mlflow, wandb).
+(`tune.search.type` optuna, hyperopt, bayesopt, bohb, nevergrad, zoopt) or a tracker (`run.callbacks` tensorboard,
+mlflow, wandb).
 
 One missing where the spec is checked is a warning (W302: the run may happen on another machine); one missing
 where the run starts is an error (E401) before Ray starts. Either is located at the value that needs it.
@@ -15,6 +16,9 @@ SEARCHERS = {
     "optuna": ("optuna", "optuna"),
     "hyperopt": ("hyperopt", "hyperopt"),
     "bayesopt": ("bayes_opt", "bayesopt"),
+    "bohb": ("hpbandster", "bohb"),
+    "nevergrad": ("nevergrad", "nevergrad"),
+    "zoopt": ("zoopt", "zoopt"),
 }
 # run.callbacks entry -> (module, extra); csv and json need nothing beyond Ray, tensorboardX comes with ray[tune]
 TRACKERS = {"tensorboard": ("tensorboardX", "run"), "mlflow": ("mlflow", "mlflow"), "wandb": ("wandb", "wandb")}

@@ -20,7 +20,7 @@ from specc.spec.model import NEUTRAL_ACTIVATIONS
 from specc.spec.training import NamedOptimizer
 from specc.spec.training import _optimizer_tag as _tag
 
-LIBRARY = {"torch": "torch.optim", "keras": "Keras"}
+LIBRARY = {"torch": "torch.optim", "keras": "Keras", "ray_tune": "Ray Tune"}
 FRAMEWORK = {"torch": "torch.nn", "keras": "Keras"}
 KERAS_CLIPPING = ("global_clipnorm", "clipnorm", "clipvalue")  # a Keras optimizer's own gradient clipping
 # What a YAML value can be for each of the catalog's type tags; the other tags (a callable, a tensor, a class) take

@@ -89,7 +89,7 @@ def _amounts_past_ray(e: Experiment, at: Locator) -> Iterator[Problem]:
 
 def _schedulers_past_ray(e: Experiment, at: Locator) -> Iterator[Problem]:
     scheduler = e.scheduler
-    if scheduler is not None and scheduler.type in ("asha", "hyperband"):
+    if scheduler is not None and scheduler.type in ("asha", "hyperband", "hyperband_for_bohb"):
         if found := scheduler.too_fine():
             field, message, hint = found
             yield at("E241", message, ("scheduler", field), hint, also=("scheduler", "max_t"))

@@ -125,10 +125,10 @@ def _scaling(e: Experiment, at: Locator) -> Iterator[Problem]:
 def _budget(e: Experiment, at: Locator) -> Iterator[Problem]:
     """Schedulers count Tune's training_iteration (one per report); objective.max_steps is the most a trial runs."""
     scheduler, steps = e.scheduler, e.objective.max_steps
-    if scheduler is None:
+    if scheduler is None or scheduler.time_attr != "training_iteration":  # budgets in another unit than reports
         return
     max_t = getattr(scheduler, "max_t", None)
-    if scheduler.type in ("asha", "hyperband") and max_t is None:
+    if scheduler.type in ("asha", "hyperband", "hyperband_for_bohb") and max_t is None:
         yield at(
             "E209",
             f"{scheduler.type} needs a budget: objective.max_steps is null (the function decides when it ends)",
@@ -136,12 +136,14 @@ def _budget(e: Experiment, at: Locator) -> Iterator[Problem]:
             "set scheduler.max_t (reports a trial may make at most), or objective.max_steps",
             key=True,
         )
-    if max_t and steps and max_t > steps:
+    if max_t and steps and max_t > steps:  # Ray runs it: the trials end at max_steps, before the later rungs
         yield at(
-            "E209",
-            f"max_t {max_t} exceeds objective.max_steps {steps}: no trial runs that long",
+            "W330",
+            f"max_t {max_t} exceeds objective.max_steps {steps}: trials end at step {steps}, and the rungs after it "
+            "are never reached",
             ("scheduler", "max_t"),
             "leave max_t out: it defaults to objective.max_steps",
+            also=("objective", "max_steps"),
         )
     grace = getattr(scheduler, "grace_period", None)
     budget = max_t or steps

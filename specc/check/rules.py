@@ -18,6 +18,7 @@ from specc.check.fields import Locator, did_you_mean
 from specc.check.named import named_classes
 from specc.check.numbers import numbers_ray_runs
 from specc.check.objective import check_objective
+from specc.check.ray_classes import ray_class_problems
 from specc.check.search_space import (
     compiled_in,
     data_fixed,
@@ -267,7 +268,7 @@ def mode_direction(e: Experiment, at: Locator) -> Iterator[Problem]:
 
 
 # -- several objectives (tune.metric a list) -------------------------------------------------------
-ONE_METRIC_SCHEDULERS = ("asha", "hyperband", "median_stopping", "pbt", "pb2")
+ONE_METRIC_SCHEDULERS = ("asha", "hyperband", "hyperband_for_bohb", "median_stopping", "pbt", "pb2")
 
 
 def objectives_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
@@ -643,7 +644,7 @@ EPOCHS = ("training", "epochs")
 
 def scheduler_budget(e: Experiment, at: Locator) -> Iterator[Problem]:
     scheduler, epochs = e.scheduler, e.longest_epochs()  # the longest trial's, when training.epochs is searched
-    if scheduler is None:
+    if scheduler is None or scheduler.time_attr != "training_iteration":  # budgets in another unit than epochs
         return
     searched = e.tune is not None and "training.epochs" in e.tune.space
     budget = f"the longest trial's {epochs} epochs" if searched else f"training.epochs {epochs}"
@@ -774,6 +775,7 @@ RULES = (
     needs_checkpoints,
     searched_checkpoints,
     checkpoint_settings_used,
+    ray_class_problems,
     working_dir_holds_spec,
     extras_installed,
 )
@@ -789,6 +791,7 @@ OBJECTIVE_RULES = (
     points_fit,
     ray_interpreted,
     conditional_problems,
+    ray_class_problems,
     working_dir_holds_spec,
     extras_installed,
 )

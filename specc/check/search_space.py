@@ -263,10 +263,11 @@ def donors_kept(e: Experiment, at: Locator) -> Iterator[Problem]:
     """pbt/pb2 (e.scheduler) restore trials from other trials' checkpoints: enough of them must be kept."""
     keep = e.run.checkpoints_to_keep
     if keep is not None and keep < 3:
-        yield at(
-            "E206",
+        yield at(  # a warning, as Ray's: PBT runs, and a trial whose donor's checkpoint is gone fails to restore
+            "W322",
             f"{e.scheduler.type} restores trials from other trials' checkpoints, which checkpoints_to_keep {keep} "
-            "may delete before they are read (Ray warns below 3)",
+            "may delete before they are read (Ray warns: num_to_keep <= 2 with PBT can lead to restoration problems "
+            "when checkpoints are deleted too early for other trials to exploit them)",
             ("run", "checkpoints_to_keep"),
             "keep at least 3, or null to keep all",
         )

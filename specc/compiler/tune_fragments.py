@@ -34,11 +34,15 @@ SEARCHERS = {
     "optuna": "from ray.tune.search.optuna import OptunaSearch",
     "hyperopt": "from ray.tune.search.hyperopt import HyperOptSearch",
     "bayesopt": "from ray.tune.search.bayesopt import BayesOptSearch",
+    "bohb": "from ray.tune.search.bohb import TuneBOHB",
+    "nevergrad": "from ray.tune.search.nevergrad import NevergradSearch",
+    "zoopt": "from ray.tune.search.zoopt import ZOOptSearch",
 }
 SCHEDULERS = {
     "fifo": "FIFOScheduler",
     "asha": "ASHAScheduler",
     "hyperband": "HyperBandScheduler",
+    "hyperband_for_bohb": "HyperBandForBOHB",
     "median_stopping": "MedianStoppingRule",
     "pbt": "PopulationBasedTraining",
 }
@@ -235,7 +239,39 @@ def tune_context(plan: Plan) -> dict:
         "driver_cpu": TRIAL_DRIVER_CPU,
         "result_columns": [m for m in plan.reported_metrics if m != "epoch"],
         "rungs": rungs(plan),
+        "search_kwargs": ray_arguments(e.tune.search, "searchers"),
+        "search_budget": getattr(e.tune.search, "budget", None) or max(e.tune.num_samples // e.tune.repeat, 1),
+        "scheduler_kwargs": ray_arguments(e.scheduler, "schedulers", leave=("time_attr",)),
+        "time_attr": Code(literal(e.scheduler.time_attr if e.scheduler is not None else "training_iteration")),
+        "failure_args": failure_args(e),
     }
+
+
+def ray_arguments(section, family: str, leave: tuple = ()) -> dict[str, Code]:
+    """A searcher's or scheduler's keys past its own fields: keyword arguments of its Ray class, as literals. Only the
+    class's own settable names become code (specc.check.ray_classes checks them; the catalog filters here too)."""
+    from specc import catalog
+    from specc.check.ray_classes import WRITTEN_AS, catalog_name
+
+    if section is None:
+        return {}
+    entry = catalog.lookup("ray_tune", family, catalog_name(section.type))
+    written = WRITTEN_AS[family].get(section.type, {})
+    return {
+        key: Code(literal(value))
+        for key, value in (section.model_extra or {}).items()
+        if entry is not None and key in entry.settable and key not in written and key not in leave
+    }
+
+
+def failure_args(e) -> str:
+    """tune.FailureConfig's arguments (run.max_failures, run.fail_fast), or "" for Ray's defaults."""
+    args = []
+    if e.run.max_failures:
+        args.append(f"max_failures={literal(e.run.max_failures)}")
+    if e.run.fail_fast is not False:
+        args.append(f"fail_fast={literal(e.run.fail_fast)}")
+    return ", ".join(args)
 
 
 def option_columns(e) -> dict[str, list[str]]:
@@ -291,7 +327,9 @@ def rungs(plan: Plan) -> list[int]:
     from specc.plan.trials import asha_rungs, hyperband_band, hyperband_brackets
 
     scheduler = plan.experiment.scheduler
-    if scheduler is None or scheduler.type not in ("asha", "hyperband"):
+    if scheduler is None or scheduler.type not in ("asha", "hyperband", "hyperband_for_bohb"):
+        return []
+    if scheduler.time_attr != "training_iteration":  # its rungs count another result than the epochs
         return []
     if scheduler.type == "asha":
         return sorted({int(epoch) for bracket in asha_rungs(scheduler) for epoch in bracket})
@@ -332,6 +370,12 @@ def tune_imports(plan: Plan) -> tuple[set[str], set[str]]:
     froms = {"from ray import tune", SEARCHERS[e.tune.search.type]}
     if e.tune.search.type == "optuna":
         modules.add("optuna")
+    if e.tune.search.type == "nevergrad":
+        modules.add("nevergrad as ng")
+    if e.tune.repeat > 1:
+        froms.add("from ray.tune.search import Repeater")
+        if plan.shape != "objective":
+            froms.add("from ray.tune.search.repeater import TRIAL_INDEX")
     if e.tune.search.type == "hyperopt" and any(True for _ in conditional_entries(e)):
         froms.add("from hyperopt import hp")
         if any("scope.int" in str(code) for code in hyperopt_space(e).values()):

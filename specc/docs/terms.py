@@ -235,6 +235,21 @@ MEANING: dict[str, str] = {
     "tune.search.kappa": '`BayesOptSearch(utility_kwargs={"kappa": ...})`.',
     "tune.search.xi": '`BayesOptSearch(utility_kwargs={"xi": ...})`.',
     "tune.search.random_search_steps": "`BayesOptSearch(random_search_steps=...)`.",
+    "tune.search.bohb.type": "`ray.tune.search.bohb.TuneBOHB` (hpbandster and ConfigSpace); with "
+    "`HyperBandForBOHB` as the scheduler. Other keys: `TuneBOHB`'s keyword arguments (`bohb_config`, ...).",
+    "tune.search.nevergrad.type": "`ray.tune.search.nevergrad.NevergradSearch`. Other keys: its keyword arguments.",
+    "tune.search.zoopt.type": "`ray.tune.search.zoopt.ZOOptSearch`. Other keys: its keyword arguments "
+    "(`parallel_num`, ...).",
+    "tune.search.hebo.type": "`ray.tune.search.hebo.HEBOSearch`: refused (E238), its library cannot be installed "
+    "beside the pinned packages.",
+    "tune.search.ax.type": "`ray.tune.search.ax.AxSearch`: refused (E238), it fails with Ax 1.x under Ray "
+    "2.60.",
+    "tune.search.optimizer": '`NevergradSearch(optimizer=ng.optimizers.registry["..."])`.',
+    "tune.search.nevergrad.budget": '`NevergradSearch(optimizer_kwargs={"budget": ...})`.',
+    "tune.search.zoopt.budget": "`ZOOptSearch(budget=...)`.",
+    "tune.search.algo": "`ZOOptSearch(algo=...)`.",
+    "tune.repeat": "`tune.search.Repeater(searcher, repeat=...)`; a model spec's repeats train from `training.seed` + "
+    "`TRIAL_INDEX`.",
     "tune.space.uniform": "`tune.uniform(lo, hi)`.",
     "tune.space.quniform": "`tune.quniform(lo, hi, q)`.",
     "tune.space.loguniform": "`tune.loguniform(lo, hi)`.",
@@ -254,6 +269,8 @@ MEANING: dict[str, str] = {
     '`time_attr="training_iteration"`.',
     "scheduler.pbt.type": "`ray.tune.schedulers.PopulationBasedTraining`.",
     "scheduler.pb2.type": "`ray.tune.schedulers.pb2.PB2`.",
+    "scheduler.hyperband_for_bohb.type": "`ray.tune.schedulers.HyperBandForBOHB`, with "
+    '`time_attr="training_iteration"`; with the bohb searcher.',
     "scheduler.max_t": "`max_t=` of `ASHAScheduler` and `HyperBandScheduler`, in epochs.",
     "scheduler.grace_period": "`grace_period=` of `ASHAScheduler` and `MedianStoppingRule`, in epochs.",
     "scheduler.reduction_factor": "`reduction_factor=` of `ASHAScheduler` and `HyperBandScheduler`.",
@@ -289,6 +306,7 @@ MEANING: dict[str, str] = {
     "run.checkpoint_score.metric": "`CheckpointConfig(checkpoint_score_attribute=...)`.",
     "run.checkpoint_score.mode": "`CheckpointConfig(checkpoint_score_order=...)`.",
     "run.max_failures": "`FailureConfig(max_failures=...)` of Ray Train or Ray Tune.",
+    "run.fail_fast": "`ray.tune.FailureConfig(fail_fast=...)` (Ray Train's `fail_fast` is deprecated in 2.60).",
     "run.callbacks": "A search: Tune's `TBXLoggerCallback`, `MLflowLoggerCallback`, `WandbLoggerCallback`. A "
     "training run: a `ray.train.UserCallback` that writes the same.",
     "run.resume": "`Tuner.restore(..., resume_unfinished=..., resume_errored=...)`.",
@@ -458,6 +476,8 @@ EXAMPLES: dict[str, object] = {
     "tune.search": {"type": "optuna", "seed": 7},
     "tune.space": {"training.optimizer.lr": {"loguniform": [1.0e-4, 0.1]}, "dataset.batch_size": {"grid": [32, 64]}},
     "tune.search.seed": 7,
+    "tune.search.nevergrad.budget": 64,
+    "tune.search.zoopt.budget": 64,
     "tune.search.points_to_evaluate": [{"training.optimizer.lr": 0.01}],
     "tune.search.sampler": "random",
     "tune.search.n_initial_points": 10,

@@ -47,6 +47,13 @@ def _search_lines(report: dict) -> list[str]:
     grid = math.prod(t["grid"].values())
     formula = f"{_count(t['num_samples'], 'sample')}" + (f" x {grid} grid combinations" if t["grid"] else "")
     lines = [f"{t['search']}, {seed}: {formula} = {_count(t['count'], 'trial')}"]
+    if "about" in t:
+        lines.append(t["about"])
+    if t.get("repeat", 1) > 1:  # Ray's Repeater
+        configs = t["count"] // t["repeat"]
+        lines.append(
+            f"repeat {t['repeat']}: {_count(configs, 'config')}, each run {t['repeat']} times; the mean is told"
+        )
     if t["grid"]:
         lines.append("grid: " + ", ".join(f"{path} ({size})" for path, size in t["grid"].items()))
     for path, options in t.get("conditional", {}).items():
@@ -106,8 +113,8 @@ def _scheduler_lines(report: dict) -> list[str]:
             return [f"{head}: rungs at {unit}s {rungs[0]}"]
         lines = [f"bracket {i} rungs at {unit}s {r}" for i, r in enumerate(rungs[:LISTED])]
         return [head, *lines, *_more(len(rungs) - LISTED, "bracket")]
-    if kind == "hyperband":
-        head = f"hyperband (max_t {s['max_t']}, reduction_factor {_num(s['reduction_factor'])}), brackets as filled:"
+    if kind in ("hyperband", "hyperband_for_bohb"):
+        head = f"{kind} (max_t {s['max_t']}, reduction_factor {_num(s['reduction_factor'])}), brackets as filled:"
         more = _more(s.get("bracket_count", len(s["brackets"])) - len(s["brackets"]), "bracket")
         return [head, *(_hyperband_line(b, unit) for b in s["brackets"]), *more]
     if kind == "median_stopping":

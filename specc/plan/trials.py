@@ -24,6 +24,7 @@ from specc.plan.shape import TRIAL_DRIVER_CPU, shape_of
 from specc.spec import Experiment
 from specc.spec.dataset import FILE_TYPES
 from specc.spec.scheduler import RUNGS_AT_MOST
+from specc.spec.search import ABOUT
 from specc.spec.stop import parse_condition
 
 CHECKED = ("CPU", "GPU")  # what a plan can count on this machine; other resources are reported, not checked
@@ -60,6 +61,8 @@ def _trials(experiment: Experiment) -> dict:
     return {
         "count": trial_count(tune),
         "search": tune.search.type,
+        "about": ABOUT[tune.search.type],
+        "repeat": tune.repeat,
         "seed": tune.search.seed,
         "num_samples": tune.num_samples,
         "grid": grid_sizes(tune),
@@ -260,7 +263,7 @@ def scheduler_plan(experiment: Experiment, trials: int) -> dict:
     if kind == "asha":
         plan |= {"max_t": scheduler.max_t, "grace_period": scheduler.grace_period}
         plan |= {"reduction_factor": scheduler.reduction_factor, "brackets": asha_rungs(scheduler)}
-    elif kind == "hyperband":
+    elif kind in ("hyperband", "hyperband_for_bohb"):
         plan |= {"max_t": scheduler.max_t, "reduction_factor": scheduler.reduction_factor}
         plan |= {"stop_last_trials": scheduler.stop_last_trials, "brackets": hyperband_brackets(scheduler, trials)}
         plan["bracket_count"] = hyperband_fill(scheduler, trials).brackets
@@ -438,7 +441,7 @@ def budget(experiment: Experiment, trials: int, scheduler: dict) -> dict:
     if scheduler["type"] == "asha":  # a max_t beyond the epochs (W330): every trial ends at the last epoch first
         out["asha_worst_case_worker_epochs"] = trials * min(scheduler["max_t"], epochs) * workers
         out["asha_expected_worker_epochs"] = round(trials * _asha_expected_epochs(scheduler, epochs) * workers)
-    elif scheduler["type"] == "hyperband":
+    elif scheduler["type"] in ("hyperband", "hyperband_for_bohb"):
         last = epochs if not scheduler["stop_last_trials"] else None
         out["hyperband_worker_epochs"] = hyperband_epochs(experiment.scheduler, trials, epochs, last) * workers
     stop = experiment.stop if experiment.tune is not None else None

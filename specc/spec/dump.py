@@ -61,6 +61,9 @@ LATER_FIELDS = {
     ("training", None): ("steps_per_epoch", "validation_steps", "train_metrics"),
     ("model", "cnn"): ("pool", "padding", "batch_norm"),
     ("stop", None): ("all_when",),
+    # the third release (SPEC §13)
+    ("tune", None): ("repeat",),
+    ("run", None): ("fail_fast",),
 }
 
 

@@ -128,6 +128,11 @@ CODES: dict[str, tuple[str, str]] = {
         "a scheduler (asha, hyperband, median_stopping, pbt, pb2) or stop.plateau.metric_threshold beside several "
         "objectives: it ranks trials by one metric in one direction",
     ),
+    "E238": (
+        "searcher-unavailable",
+        "a searcher whose library does not install beside the pinned packages or does not run with the pinned Ray "
+        "(hebo, ax): the problem says why",
+    ),
     "E240": (
         "past-what-ray-runs",
         "a number past what Ray can run: an integer past int64, a distribution whose sampling overflows a float (a q "
@@ -195,6 +200,12 @@ CODES: dict[str, tuple[str, str]] = {
     "W321": (
         "checkpoint-setting-ignored",
         "checkpoints_to_keep, or a search's checkpoint_score, with checkpoint_every never: nothing to keep or rank",
+    ),
+    "W322": (
+        "ray-warns",
+        "a setting Ray runs with a warning (checkpoints_to_keep below 3 with pbt/pb2, a quantized distribution whose q "
+        "a searcher drops, a Repeater beside an early-stopping scheduler or with leftover trials): the problem gives "
+        "Ray's reason",
     ),
     "W330": (
         "beyond-epochs",

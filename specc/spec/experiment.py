@@ -79,7 +79,7 @@ class Experiment(Section):
             # PBT/PB2 restore trials from other trials' checkpoints: keep enough that none is gone when read.
             object.__setattr__(self, "run", self.run.model_copy(update={"checkpoints_to_keep": 4}))
         if not self.trains_model():
-            if self.objective is not None:
+            if self.objective is not None and self._counts_steps():
                 _fill(self, "scheduler", max_t=self.objective.max_steps)
             return self  # an objective spec (or an incomplete one: the checks say what is missing)
         regression = self.task() == "regression"
@@ -91,10 +91,17 @@ class Experiment(Section):
             metrics=["mse"] if regression else ["accuracy"],
         )
         _fill(self.training, "lr_schedule", t_max=epochs)
-        _fill(self, "scheduler", max_t=self.longest_epochs())
+        if self._counts_steps():  # budgets in epochs; another time_attr's max_t is the spec's (E102)
+            _fill(self, "scheduler", max_t=self.longest_epochs())
         if self.framework == "torch":
             _fill(self, "scaling", backend="nccl" if self.scaling.use_gpu else "gloo")
         return self
+
+    def _counts_steps(self) -> bool:
+        """Whether the scheduler's budgets count Tune's training_iteration (epochs, or an objective's reports)."""
+        return (
+            self.scheduler is None or getattr(self.scheduler, "time_attr", "training_iteration") == "training_iteration"
+        )
 
     def longest_epochs(self) -> int:
         """The most epochs a trial can train: training.epochs, or the most a search over it can draw."""

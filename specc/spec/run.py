@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Union
 
-from pydantic import Field
+from pydantic import Discriminator, Field, Tag
 
 from specc.spec.base import MetricName, Name, PathStr, PositiveInt, Section, describe
 
+# Ray's tune.FailureConfig.fail_fast: a bool, or the word raise; one error for a wrong value, not one per member.
+FailFast = Annotated[
+    Union[Annotated[bool, Tag("bool")], Annotated[Literal["raise"], Tag("str")]],
+    Discriminator(lambda value: "str" if isinstance(value, str) else "bool"),
+]
 Callback = Literal["csv", "json", "tensorboard", "mlflow", "wandb"]
 
 
@@ -35,6 +40,11 @@ class Run(Section):
     )
     max_failures: Annotated[int, Field(ge=-1)] = describe(
         "Retries of a failed trial or worker group, each from its last checkpoint; -1 retries forever.", 0
+    )
+    fail_fast: FailFast = describe(
+        "A search: true ends the whole run at the first trial that fails; raise also raises its error in the driver "
+        "(Ray's tune.FailureConfig.fail_fast); false lets the other trials go on. Needs max_failures 0.",
+        False,
     )
     callbacks: list[Callback] = describe("Result loggers: csv, json, tensorboard, mlflow, wandb.", [])
     resume: Literal["auto", "never", "errored_only"] = describe(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, Discriminator, Field, Tag
+from pydantic import AfterValidator, ConfigDict, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
 from specc.spec.base import PositiveInt, Probability, Section, SpacePath, describe
@@ -42,11 +42,24 @@ Mutation = Annotated[
 ]
 
 
-class Fifo(Section):
+class RaySchedulerSection(Section):
+    """A scheduler: past its fields, its keys are its Ray class's keyword arguments (stop_last_trials, time_attr,
+    log_config, ...), checked against the class's own signature (specc's catalog, family `schedulers`)."""
+
+    model_config = ConfigDict(**{**Section.model_config, "extra": "allow"})
+
+    @property
+    def time_attr(self) -> str:
+        """What the scheduler's budgets count: Ray's training_iteration (one per epoch or report) unless the spec
+        names another result key."""
+        return (self.model_extra or {}).get("time_attr", "training_iteration")
+
+
+class Fifo(RaySchedulerSection):
     type: Literal["fifo"] = describe("Run every trial to the end (FIFOScheduler).")
 
 
-class Asha(Section):
+class Asha(RaySchedulerSection):
     type: Literal["asha"] = describe("Asynchronous successive halving (ASHAScheduler).")
     max_t: PositiveInt | None = describe("Epochs a trial may run at most; default: training.epochs.", None)
     grace_period: PositiveInt = describe("Epochs every trial runs before it may be stopped.", 1)
@@ -79,7 +92,7 @@ class Asha(Section):
         )
 
 
-class HyperBand(Section):
+class HyperBand(RaySchedulerSection):
     type: Literal["hyperband"] = describe("Synchronous HyperBand (HyperBandScheduler).")
     max_t: PositiveInt | None = describe("Epochs a trial may run at most; default: training.epochs.", None)
     reduction_factor: Factor = describe("Keep 1/reduction_factor of the trials at each rung.", 3)
@@ -129,14 +142,21 @@ def _least_factor(ratio: float, steps: float) -> str:
     return f"{math.ceil(exact * 10**digits) / 10**digits:g}"
 
 
-class MedianStopping(Section):
+class HyperBandForBOHB(HyperBand):
+    type: Literal["hyperband_for_bohb"] = describe(
+        "HyperBand for BOHB (HyperBandForBOHB): HyperBand's brackets, filled by the bohb searcher's configs. Needs "
+        "tune.search.type bohb, as in Ray."
+    )
+
+
+class MedianStopping(RaySchedulerSection):
     type: Literal["median_stopping"] = describe("Stop trials below the median of the others (MedianStoppingRule).")
     grace_period: PositiveInt = describe("Epochs before a trial may be stopped.", 1)
     min_samples_required: PositiveInt = describe("Trials that must have reported before any is stopped.", 3)
     hard_stop: bool = describe("Stop (true) or only pause (false) a trial below the median.", True)
 
 
-class PopulationBased(Section):
+class PopulationBased(RaySchedulerSection):
     """What PBT and PB2 share: every perturbation_interval epochs the bottom trials copy a top one."""
 
     perturbation_interval: PositiveInt = describe("Epochs between exploit/explore steps.", 2)
@@ -180,4 +200,6 @@ class Pb2(PopulationBased):
     )
 
 
-Scheduler = Annotated[Union[Fifo, Asha, HyperBand, MedianStopping, Pbt, Pb2], Field(discriminator="type")]
+Scheduler = Annotated[
+    Union[Fifo, Asha, HyperBand, HyperBandForBOHB, MedianStopping, Pbt, Pb2], Field(discriminator="type")
+]

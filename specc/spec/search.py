@@ -4,13 +4,26 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import ConfigDict, Discriminator, Field, StringConstraints, Tag
 
-from specc.spec.base import MetricName, PositiveFloat, PositiveInt, Section, Seed, SpacePath, describe
+from specc.spec.base import (
+    IDENTIFIER_PATTERN,
+    MetricName,
+    PositiveFloat,
+    PositiveInt,
+    Section,
+    Seed,
+    SpacePath,
+    describe,
+)
 from specc.spec.space import AnyDistribution
 
 
 class SearchBase(Section):
+    """What every searcher takes. Past its fields, a searcher's keys are its Ray class's keyword arguments, checked
+    against the class's own signature (specc's catalog, family `searchers`: specc/check/searchers.py)."""
+
+    model_config = ConfigDict(**{**Section.model_config, "extra": "allow"})
     seed: Seed | None = describe("Seed of the search: the same seed samples the same configs.", None)
     points_to_evaluate: list[dict[SpacePath, Any]] = describe(
         "Configs to try first, keyed by search-space path; paths left out are sampled.", []
@@ -43,9 +56,91 @@ class BayesOptSearch(SearchBase):
     random_search_steps: PositiveInt = describe("Random trials before the model takes over.", 10)
 
 
+class BOHBSearch(SearchBase):
+    type: Literal["bohb"] = describe(
+        "BOHB: a model of good configs over HyperBand's budgets (Ray's TuneBOHB; optional extra: specc[bohb]). "
+        "Needs scheduler.type hyperband_for_bohb, as in Ray."
+    )
+
+
+class NevergradSearch(SearchBase):
+    type: Literal["nevergrad"] = describe(
+        "A gradient-free optimizer of Nevergrad (Ray's NevergradSearch; optional extra: specc[nevergrad]). "
+        "Not seeded: Ray builds the optimizer's parametrization itself, from an unseeded random state."
+    )
+    optimizer: Annotated[str, StringConstraints(pattern=IDENTIFIER_PATTERN)] = describe(
+        "A name of Nevergrad's optimizer registry (nevergrad.optimizers.registry): OnePlusOne, CMA, PSO, TwoPointsDE, "
+        "NGOpt, ...",
+        "OnePlusOne",
+    )
+    budget: PositiveInt | None = describe("Evaluations the optimizer plans for; default: tune.num_samples.", None)
+
+
+class ZOOptSearch(SearchBase):
+    type: Literal["zoopt"] = describe(
+        "ZOOpt's derivative-free optimisation (Ray's ZOOptSearch; optional extra: specc[zoopt]). Not seeded: Ray's "
+        "ZOOptSearch takes no seed."
+    )
+    algo: Literal["asracos", "sracos"] = describe("asracos (asynchronous, trials in parallel) or sracos.", "asracos")
+    budget: Annotated[int, Field(ge=3)] | None = describe(
+        "Evaluations ZOOpt plans for, at least 3 (ZOOpt exits below); default: the configs the search draws.", None
+    )
+
+
+class HEBOSearch(SearchBase):
+    type: Literal["hebo"] = describe(
+        "Ray's HEBOSearch: not available with the pinned packages (HEBO needs numpy < 1.25; Ray 2.60 and torch "
+        "need numpy 2)."
+    )
+
+
+class AxSearch(SearchBase):
+    type: Literal["ax"] = describe(
+        "Ray's AxSearch: not available with the pinned Ray (Ray 2.60's AxSearch fails on Ax 1.x's experiments)."
+    )
+
+
 Search = Annotated[
-    Union[RandomSearch, GridSearch, OptunaSearch, HyperOptSearch, BayesOptSearch], Field(discriminator="type")
+    Union[
+        RandomSearch,
+        GridSearch,
+        OptunaSearch,
+        HyperOptSearch,
+        BayesOptSearch,
+        BOHBSearch,
+        NevergradSearch,
+        ZOOptSearch,
+        HEBOSearch,
+        AxSearch,
+    ],
+    Field(discriminator="type"),
 ]
+# Searchers whose library does not install beside the pinned packages, or does not run with the pinned Ray (E238).
+UNAVAILABLE = {
+    "hebo": "HEBO (0.3.6, its latest) needs numpy < 1.25, and Ray 2.60, torch 2.14 and tensorflow 2.21 need numpy 2",
+    "ax": "Ray 2.60's AxSearch fails on the experiments of Ax 1.x (AttributeError in AxSearch._setup_experiment: "
+    "'Objective' object has no attribute 'objectives')",
+}
+# What `specc plan` says each searcher does with the trials.
+ABOUT = {
+    "random": "Ray's BasicVariantGenerator: each sample drawn at random, every grid value combined with it",
+    "grid": "Ray's BasicVariantGenerator: every combination of the grid values",
+    "optuna": "Ray's OptunaSearch: Optuna's sampler proposes each config from the results so far",
+    "hyperopt": "Ray's HyperOptSearch: random configs, then TPE proposes each from the results so far",
+    "bayesopt": "Ray's BayesOptSearch: random configs, then a Gaussian process proposes each",
+    "bohb": "Ray's TuneBOHB: a kernel density model of good configs, fit on the budgets HyperBandForBOHB gives "
+    "the trials (random configs until it has enough results)",
+    "nevergrad": "Ray's NevergradSearch: Nevergrad's optimizer asks for each config and is told its result "
+    "(not seeded: runs differ)",
+    "zoopt": "Ray's ZOOptSearch: ZOOpt's racos model proposes each config (not seeded: runs differ)",
+    "hebo": "Ray's HEBOSearch (cannot run with the pinned packages)",
+    "ax": "Ray's AxSearch (cannot run with the pinned Ray)",
+}
+# Searchers that take no seed from specc: the library is not seeded through Ray's class (tune.search.seed: W320).
+UNSEEDED = {
+    "nevergrad": "Ray's NevergradSearch builds the optimizer's parametrization from an unseeded random state",
+    "zoopt": "Ray's ZOOptSearch takes no seed",
+}
 
 # Which distributions each search algorithm can sample (Ray's converters refuse the others).
 SUPPORTED_DISTRIBUTIONS = {
@@ -65,7 +160,16 @@ SUPPORTED_DISTRIBUTIONS = {
         "choice",
     ),
     "bayesopt": ("uniform",),
+    # Ray's converters: TuneBOHB, NevergradSearch and ZOOptSearch; a quantized one (q...) Ray runs with its
+    # quantization dropped, with a warning (W322), except ZOOpt's, which keeps it as its precision
+    "bohb": ("uniform", "quniform", "loguniform", "qloguniform", "randint", "qrandint", "lograndint", "choice"),
+    "nevergrad": ("uniform", "quniform", "loguniform", "qloguniform", "randint", "qrandint", "lograndint", "choice"),
+    "zoopt": ("uniform", "quniform", "randint", "choice"),
+    "hebo": None,
+    "ax": None,
 }
+# Distributions a searcher runs with Ray's warning that their quantization is dropped.
+QUANTIZATION_DROPPED = {"bohb": "TuneBOHB", "nevergrad": "NevergradSearch"}
 
 
 def _one_or_list(value: Any) -> str:
@@ -99,6 +203,12 @@ class Tune(Section):
     search: Search = describe("The search algorithm, by type.", RandomSearch.model_construct(type="random"))
     space: dict[SpacePath, AnyDistribution] = describe(
         "Dotted path into this spec -> distribution, e.g. training.optimizer.lr: {loguniform: [1.0e-4, 0.1]}.", {}
+    )
+    repeat: PositiveInt = describe(
+        "Each config the searcher suggests is evaluated this many times, and the searcher told the mean of the "
+        "metric (Ray's Repeater); num_samples counts the trials, a multiple of repeat. Each repeat of a model spec "
+        "trains with training.seed + its index.",
+        1,
     )
 
     @property

@@ -249,9 +249,10 @@ def test_text_report(capsys, monkeypatch):
     monkeypatch.setattr("specc.plan.trials.local_resources", lambda: dict(TWO_CPUS))
     assert main(["plan", str(ROOT / "specs" / "digits_asha.yaml"), "--configs", "2"]) == Exit.OK
     lines = capsys.readouterr().out.splitlines()
-    assert lines[:6] == [
+    assert lines[:7] == [
         "digits-asha: 16 trials, each one Tune function trainable (no Train worker group)",
         "  search     random, seed 7: 8 samples x 2 grid combinations = 16 trials",
+        "             Ray's BasicVariantGenerator: each sample drawn at random, every grid value combined with it",
         "             grid: dataset.batch_size (2)",
         "  per trial  1 CPU (one process)",
         "  fit        this machine (2 CPU, 0 GPU): 2 trials at once (as many as fit)",

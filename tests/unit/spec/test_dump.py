@@ -55,6 +55,7 @@ def test_specc_show_still_lists_every_default():
         "model.pool",
         "model.padding",
         "model.batch_norm",
+        "run.fail_fast",
     }
 
 

@@ -12,6 +12,7 @@ def test_defaults(shown):
         "checkpoints_to_keep": 2,
         "checkpoint_score": None,
         "max_failures": 0,
+        "fail_fast": False,
         "callbacks": [],
         "resume": "auto",
     }

@@ -152,13 +152,13 @@ def test_field_of_another_type_is_an_unknown_key_of_the_section(report, fields, 
 def test_unknown_type_suggests_the_closest(report):
     (problem,) = report(scheduler("ashaa")).problems
     assert (problem.code, problem.path, problem.hint) == ("E105", "scheduler.type", "did you mean 'asha'?")
-    assert "fifo, asha, hyperband, median_stopping, pbt, pb2" in problem.message
+    assert "fifo, asha, hyperband, hyperband_for_bohb, median_stopping, pbt, pb2" in problem.message
 
 
 def test_missing_type(report):
     (problem,) = report(f"{TUNE}scheduler: {{grace_period: 2}}").problems
     assert (problem.code, problem.path) == ("E102", "scheduler.type")
-    assert problem.hint == "one of: fifo, asha, hyperband, median_stopping, pbt, pb2"
+    assert problem.hint == "one of: fifo, asha, hyperband, hyperband_for_bohb, median_stopping, pbt, pb2"
 
 
 def test_scheduler_needs_tune(problems):

@@ -33,6 +33,7 @@ def test_defaults(shown):
         "max_concurrent_trials": None,
         "search": {"type": "random", "seed": None, "points_to_evaluate": []},
         "space": {},
+        "repeat": 1,
     }
 
 
