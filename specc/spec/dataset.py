@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Discriminator, Field, Tag, model_validator
+from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from specc.spec.augment import Augmentation
 from specc.spec.base import (
     Factory,
     Fraction,
@@ -35,92 +36,6 @@ class Subset(Section):
     validation: PositiveInt = describe("Validation examples kept.")
 
 
-class Crop(Section):
-    size: PositiveInt = describe("Side of the square crop: the images' own side (validation images are not cropped).")
-    padding: NonNegativeInt = describe("Zero pixels added on every side before cropping.", 0)
-
-
-class RandomCrop(Section):
-    random_crop: Crop = describe(
-        "A random square crop of the zero-padded image (torch: v2.RandomCrop; tensorflow: ZeroPadding2D + "
-        "RandomCrop), e.g. {size: 32, padding: 4}: shifts of up to 4 pixels."
-    )
-
-
-class RandomRotation(Section):
-    random_rotation: Annotated[float, Field(gt=0, le=180)] = describe(
-        "Rotate by a random angle in [-degrees, degrees], filling the corners with zeros."
-    )
-
-
-class ResizedCrop(Section):
-    size: PositiveInt = describe("Side of the square output: the images' own side (validation images keep theirs).")
-
-
-class RandomResizedCrop(Section):
-    random_resized_crop: ResizedCrop = describe(
-        "A random part of the image (8-100% of its area, aspect 3/4-4/3) resized back to `size` "
-        "(torch only: v2.RandomResizedCrop)."
-    )
-
-
-Strength = Annotated[float, Field(ge=0, le=1)]
-
-
-class Jitter(Section):
-    brightness: Strength = describe(
-        "torch: multiply by a factor in [1-b, 1+b]; tensorflow (RandomBrightness): add up to b of the [0, 1] range.",
-        0.0,
-    )
-    contrast: Strength = describe("Scale the contrast by a factor in [1-c, 1+c].", 0.0)
-    saturation: Strength = describe("Scale the saturation by a factor in [1-s, 1+s] (colour images only).", 0.0)
-
-    @model_validator(mode="after")
-    def _some_jitter(self):
-        if not (self.brightness or self.contrast or self.saturation):
-            raise PydanticCustomError("no_jitter", "color_jitter needs brightness, contrast or saturation above 0")
-        return self
-
-
-class ColorJitter(Section):
-    color_jitter: Jitter = describe("Random brightness, contrast and saturation, e.g. {brightness: 0.2}.")
-
-
-FLIPS = ("horizontal_flip", "vertical_flip")
-
-
-def _augmentation_name(value: Any) -> str | None:
-    """An augmentation's tag: the flip it names, or the only key of its mapping (None for anything else)."""
-    if isinstance(value, str):
-        return "flip" if value in FLIPS else None
-    if isinstance(value, dict) and len(value) == 1:
-        return next(iter(value))
-    for cls in (RandomCrop, RandomRotation, RandomResizedCrop, ColorJitter):
-        if isinstance(value, cls):
-            return next(iter(cls.model_fields))
-    return None
-
-
-_augmentation_name.__name__ = "augmentation"
-AUGMENTATION_NAMES = ("random_crop", "random_rotation", "random_resized_crop", "color_jitter")
-
-Augmentation = Annotated[
-    Union[
-        Annotated[Literal["horizontal_flip", "vertical_flip"], Tag("flip")],
-        Annotated[RandomCrop, Tag("random_crop")],
-        Annotated[RandomRotation, Tag("random_rotation")],
-        Annotated[RandomResizedCrop, Tag("random_resized_crop")],
-        Annotated[ColorJitter, Tag("color_jitter")],
-    ],
-    Discriminator(
-        _augmentation_name,
-        custom_error_type="augmentation",
-        custom_error_message="an augmentation is horizontal_flip, vertical_flip, or a mapping with one key: "
-        "random_crop, random_rotation, random_resized_crop or color_jitter",
-    ),
-]
-
-
 class DatasetBase(Section):
     batch_size: PositiveInt | None = describe(
         "Examples per batch on each worker (null when global_batch_size is given).", 32
@@ -142,7 +57,9 @@ class DatasetBase(Section):
     augment: list[Augmentation] = describe(
         "Random changes to the training images, applied in order to each image on its own (image data sets); "
         "validation images are never changed. torch: torchvision.transforms.v2; tensorflow: Keras preprocessing "
-        "layers on the training batches.",
+        "layers on the training batches. Besides the names below (the same on both frameworks), an entry may name a "
+        "transform of torchvision.transforms.v2 (torch) or a Keras Random* layer (tensorflow) by class name with its "
+        "keyword arguments: {RandomAffine: {degrees: 0, translate: [0.1, 0.1]}}.",
         [],
     )
     loader_workers: NonNegativeInt = describe(
