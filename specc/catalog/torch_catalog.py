@@ -74,8 +74,7 @@ NOT_DRIVABLE = {
         "UniformTemporalSubsample": "it samples the frames of a video, which specc's datasets are not",
         **dict.fromkeys(
             ("ToDtype", "ToImage", "ToPILImage", "PILToTensor", "ToPureTensor"),
-            "it converts the image's type; the loop's images are already the float32 tensors in [0, 1] the model "
-            "takes",
+            "it converts the image's type; the loop's images are already the float32 tensors in [0, 1] the model takes",
         ),
         "JPEG": "it encodes uint8 images, and the loop's images are float32 tensors in [0, 1]",
         "RGB": "it converts images to 3 channels, and the model takes the channels the data set loads "

@@ -12,7 +12,7 @@ from specc.check.named import framework_of, named_problems
 from specc.check.search_space import space_entries
 from specc.read.document import Path
 from specc.spec.augment import AUGMENTATION_NAMES, FLIPS, NamedAugmentation, augmentation_name
-from specc.spec.dataset import TABULAR_TYPES
+from specc.spec.dataset import FILE_TYPES, TABULAR_TYPES
 from specc.spec.errors import Problem, excerpt
 from specc.spec.experiment import Experiment
 
@@ -254,7 +254,8 @@ def validation_source(e: Experiment, at: Locator) -> Iterator[Problem]:
             ".load_data()' (into ~/.keras/datasets), then download: false",
         )
     source = getattr(dataset, "validation_from", None)
-    if source == "none" and dataset.loader == "ray_data":
+    held_out = dataset.type in (*FILE_TYPES, "image_folder")  # validation_from: train or none
+    if source == "none" and dataset.loader == "ray_data" and not held_out:
         yield at(
             "E221",
             "validation_from: none leaves no validation split, but loader ray_data hands the trainer one",
@@ -285,6 +286,31 @@ def validation_source(e: Experiment, at: Locator) -> Iterator[Problem]:
             "subset.validation has no effect: validation_from is none",
             ("dataset", "subset", "validation"),
             "keep it for when validation is switched back on, or remove the subset's validation count",
+        )
+    if dataset.shuffle_validation and not e.validates():
+        yield at(
+            "E221",
+            "shuffle_validation reorders the validation examples, but validation_from is none",
+            ("dataset", "shuffle_validation"),
+            "remove shuffle_validation, or validate (validation_from: train)",
+            also=("dataset", "validation_from"),
+        )
+    if held_out and source == "none" and getattr(dataset, "validation_path", None):
+        yield at(
+            "E221",
+            "validation_path names validation images, but validation_from is none",
+            ("dataset", "validation_path"),
+            "remove validation_path, or validation_from: train",
+            also=("dataset", "validation_from"),
+        )
+    if held_out and source == "train" and dataset.validation_fraction is None and not getattr(
+        dataset, "validation_path", None
+    ):
+        yield at(
+            "E221",
+            "validation_from: train holds out validation_fraction of the data, but it is null",
+            ("dataset", "validation_fraction"),
+            "validation_fraction: 0.2, or validation_from: none to train on everything",
         )
     if source is None or source == "train" or dataset.validation_fraction is None:
         return

@@ -56,8 +56,8 @@ DISTRIBUTION_SHAPES = {
 # Keys users reach for that live elsewhere in the spec.
 # Keys of some types of a section only: what to say when another type is given one.
 OTHER_TYPES_KEYS = {
-    "validation_from": "only data sets with a test split (torchvision, keras_dataset) choose where validation "
-    "comes from; this one holds validation_fraction of its examples out",
+    "validation_from": "only data sets with a test split (torchvision, keras_dataset), file tables and image folders "
+    "choose where validation comes from; this one holds validation_fraction of its examples out",
 }
 MOVED_KEYS = {
     "working_dir": "the job's working directory is cluster.working_dir",

@@ -174,6 +174,7 @@ def _data(e) -> dict:
     dataset = e.dataset
     return {
         "shuffle": _choice(e, "dataset.shuffle", dataset.shuffle, True),
+        "shuffle_validation": dataset.shuffle_validation and e.validates(),
         "standardize": _choice(e, "dataset.standardize", dataset.standardize, True),
         "global_batch": dataset.global_batch_size is not None,
         "subset": dataset.subset is not None,

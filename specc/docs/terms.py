@@ -150,6 +150,9 @@ MEANING: dict[str, str] = {
     "dataset.categorical": "Ray Data's `OneHotEncoder`, fitted on the training split.",
     "dataset.missing": "Ray Data's `SimpleImputer` (`mean`, `most_frequent`), an approximate median, or rows dropped.",
     "dataset.validation_from": "Which split the `val_*` metrics of `ray.train.report` come from.",
+    "dataset.shuffle_validation": "torch: the validation `DataLoader(..., shuffle=True)`. Keras: the validation "
+    "`tf.data` pipeline in a new seeded order each epoch. Ray Data: `iter_torch_batches` / `iter_tf_batches` with "
+    "`local_shuffle_buffer_size` (and the files in a new order).",
     "dataset.torchvision.name": "The class of `torchvision.datasets`.",
     "dataset.keras_dataset.name": "The module of `keras.datasets`.",
     "dataset.root": "`torchvision.datasets.<Name>(root=...)`.",
@@ -364,6 +367,7 @@ EXAMPLES: dict[str, object] = {
     "dataset.validation_fraction": 0.1,
     "dataset.shuffle_seed": 7,
     "dataset.shuffle": False,
+    "dataset.shuffle_validation": True,
     "dataset.standardize": False,
     "dataset.subset": {"train": 1000, "validation": 200},
     "dataset.augment": ["horizontal_flip", {"random_crop": {"size": 32, "padding": 4}}],

@@ -48,6 +48,11 @@ class DatasetBase(Section):
     validation_fraction: Fraction = describe("Share of the examples held out for validation.", 0.2)
     shuffle_seed: Seed = describe("Seed of the train/validation split and of shuffling.", 0)
     shuffle: bool = describe("Reshuffle the training examples each epoch; false: the same order every epoch.", True)
+    shuffle_validation: bool = describe(
+        "Read the validation examples in a new order each epoch; with training.validation_steps, each epoch "
+        "validates on a fresh sample of them. false: the same order (and sample) every epoch.",
+        False,
+    )
     standardize: bool = describe(
         "Standardise tabular features (zero mean, unit variance with the training split's statistics).", True
     )
@@ -145,6 +150,13 @@ class BreastCancer(BundledDataset):
     type: Literal["breast_cancer"] = describe("scikit-learn's breast cancer (569 rows, 30 features, 2 classes).")
 
 
+def _without_validation(data):
+    """validation_from: none holds nothing out: validation_fraction reads null unless the spec gives one (E221)."""
+    if isinstance(data, dict) and data.get("validation_from") == "none" and "validation_fraction" not in data:
+        data = {**data, "validation_fraction": None}
+    return data
+
+
 FILE_TYPES = ("csv", "parquet", "jsonl", "npz")  # tables read from files and streamed with Ray Data
 TABULAR_TYPES = ("csv", "parquet", "jsonl")  # of which: columns (categorical, missing)
 BUNDLED_CLASSES = {"digits": 10, "iris": 3, "wine": 3, "breast_cancer": 2}
@@ -186,6 +198,20 @@ class FileDataset(LearnedAtRunTime):
     loader: Literal["torch_dataloader", "ray_data"] = describe(
         f"ray_data (the only way for file data sets): {STREAMS}", "ray_data"
     )
+    validation_from: Literal["train", "none"] = describe(
+        "train: validate on validation_fraction of the rows, picked by a seeded hash of each; none: train on every "
+        "row, no validation (no val_* metrics are reported).",
+        "train",
+    )
+    validation_fraction: Fraction | None = describe(
+        "Share of the rows held out for validation (validation_from: train); null with validation_from: none.", 0.2
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_fraction_without_validation(cls, data):
+        """validation_from: none holds nothing out: validation_fraction then reads null unless given."""
+        return _without_validation(data)
 
 
 class TabularFile(FileDataset):
@@ -354,8 +380,13 @@ class ImageFolder(DatasetBase):
     )
     validation_fraction: Fraction | None = describe(
         "Share of the images held out for validation, picked by a seeded hash of each file's path below the root "
-        "(the same split in every run); null with validation_path.",
+        "(the same split in every run); null with validation_path or validation_from: none.",
         0.2,
+    )
+    validation_from: Literal["train", "none"] = describe(
+        "train: validate on validation_fraction of the images (or on validation_path's); none: train on every "
+        "image, no validation (no val_* metrics are reported).",
+        "train",
     )
     num_classes: Annotated[int, Field(ge=2)] | None = describe(
         "Number of classes; default: the class directories counted at run time.", None
@@ -372,7 +403,7 @@ class ImageFolder(DatasetBase):
         """A validation_path holds the validation images: validation_fraction then reads null unless given."""
         if isinstance(data, dict) and data.get("validation_path") is not None and "validation_fraction" not in data:
             data = {**data, "validation_fraction": None}
-        return data
+        return _without_validation(data)
 
     def known_classes(self) -> int | None:
         return self.num_classes

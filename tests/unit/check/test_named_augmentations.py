@@ -172,13 +172,13 @@ def test_batch_level_and_conversions_are_among_the_refused():
         ("torch", [{"CenterCrop": {"size": 6}}], ("E224", "dataset.augment.0.CenterCrop.size")),
         ("torch", [{"RandomResizedCrop": {"size": [8, 6]}}], ("E224", "dataset.augment.0.RandomResizedCrop.size")),
         ("torch", [{"Resize": {"size": 16}}], ("E224", "dataset.augment.0.Resize.size")),
-        ("torch", [{"RandomRotation": {"degrees": 5, "expand": True}}], ("E224", "dataset.augment.0.RandomRotation.expand")),
-        ("torch", [{"Grayscale": {"num_output_channels": 3}}], ("E224", "dataset.augment.0.Grayscale.num_output_channels")),
-        ("torch", [{"Normalize": {"mean": [0.5, 0.5, 0.5], "std": [0.5]}}], ("E224", "dataset.augment.0.Normalize.mean")),
+        ("torch", [{"RandomRotation": {"degrees": 5, "expand": True}}], ("E224", "dataset.augment.0.RandomRotation.expand")),  # noqa: E501
+        ("torch", [{"Grayscale": {"num_output_channels": 3}}], ("E224", "dataset.augment.0.Grayscale.num_output_channels")),  # noqa: E501
+        ("torch", [{"Normalize": {"mean": [0.5, 0.5, 0.5], "std": [0.5]}}], ("E224", "dataset.augment.0.Normalize.mean")),  # noqa: E501
         ("keras", [{"RandomCrop": {"height": 6, "width": 8}}], ("E224", "dataset.augment.0.RandomCrop.height")),
         ("torch", [{"RandomAffine": {}}], ("E102", "dataset.augment.0.RandomAffine")),
         ("torch", [{"RandomAffine": {"degrees": "ten"}}], ("E103", "dataset.augment.0.RandomAffine.degrees")),
-        ("keras", [{"RandomZoom": {"height_factor": 0.1, "fill_mode": "mirror"}}], ("E104", "dataset.augment.0.RandomZoom.fill_mode")),
+        ("keras", [{"RandomZoom": {"height_factor": 0.1, "fill_mode": "mirror"}}], ("E104", "dataset.augment.0.RandomZoom.fill_mode")),  # noqa: E501
         ("keras", [{"RandomAffine": {"degrees": 0}}], ("E105", "dataset.augment.0.RandomAffine")),
     ],
 )  # fmt: skip
