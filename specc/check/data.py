@@ -125,6 +125,13 @@ def augment_fits(e: Experiment, at: Locator) -> Iterator[Problem]:
     yield from _written_in(e, at, "dataset.augment", "the augmentation is written into the script")
 
 
+def shuffle_validation_fixed(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """The validation loaders' order is written into the script."""
+    yield from _written_in(
+        e, at, "dataset.shuffle_validation", "the validation loaders' order is written into the script"
+    )
+
+
 # The transforms whose output size an argument sets, as (framework, class) -> the argument(s): they fit when the
 # output is the images' own size (validation images are not changed, and the model takes one size).
 SIZED = {
@@ -303,8 +310,11 @@ def validation_source(e: Experiment, at: Locator) -> Iterator[Problem]:
             "remove validation_path, or validation_from: train",
             also=("dataset", "validation_from"),
         )
-    if held_out and source == "train" and dataset.validation_fraction is None and not getattr(
-        dataset, "validation_path", None
+    if (
+        held_out
+        and source == "train"
+        and dataset.validation_fraction is None
+        and not getattr(dataset, "validation_path", None)
     ):
         yield at(
             "E221",
@@ -400,6 +410,7 @@ DATA_RULES = (
     subset_fits,
     standardize_applies,
     augment_fits,
+    shuffle_validation_fixed,
     loader_workers_apply,
     validation_source,
     categorical_columns,

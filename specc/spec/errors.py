@@ -99,7 +99,7 @@ CODES: dict[str, tuple[str, str]] = {
     "E224": (
         "augment-mismatch",
         "an augmentation the data cannot take (table rows, saturation of grayscale images, a crop to another size), "
-        "or a searched augment or loader_workers",
+        "or a searched augment, loader_workers or shuffle_validation",
     ),
     "E230": ("objective-or-model", "an objective beside model, dataset or training: a spec runs one or the other"),
     "E231": (

@@ -119,6 +119,15 @@ def test_with_validation_steps_each_epoch_validates_on_a_fresh_sample(write_spec
     assert rows[0] != rows[1] != rows[2]
 
 
+def test_shuffle_validation_is_written_in_so_a_search_of_it_is_refused(write_spec):
+    text = data_spec("{type: digits, shuffle_validation: true}") + LEAN.replace(
+        "space:\n", "space:\n    dataset.shuffle_validation: {choice: [true, false]}\n"
+    )
+    assert ("E224", "tune.space[dataset.shuffle_validation]") in codes(write_spec, text)
+    config = script_of(write_spec, data_spec("{type: digits, shuffle_validation: true}") + LEAN).CONFIG["dataset"]
+    assert "shuffle_validation" not in config  # the script's code says it, not its CONFIG
+
+
 def test_shuffle_validation_compiles_to_what_each_path_reads(write_spec):
     torch_memory = source_of(write_spec, data_spec("{type: digits, shuffle_validation: true}"))
     assert 'torch.utils.data.DataLoader(val, batch_size=data["batch_size"], shuffle=True)' in torch_memory
