@@ -289,3 +289,14 @@ def test_random_translation_is_the_same_shift_and_fill_on_both_frameworks(write_
     keras_out = np.stack([np.asarray(layer(image[None, :, :, None], training=True))[0, :, :, 0] for _ in range(60)])
     torch_shifts, keras_shifts = shifts(torch_out, image, fill, 2), shifts(keras_out, image, fill, 2)
     assert len(torch_shifts) > 8 and len(keras_shifts) > 8  # many shifts, each of at most 2 = 0.25 x 8 pixels
+
+
+def test_on_torchvision_data_a_named_transform_sees_the_image_tensor(write_spec):
+    """torchvision data sets read PIL images: a named transform goes after ToTensor, as every other path gives it a
+    float tensor in [0, 1] (the neutral names alone keep their place before it)."""
+    text = spec_text("torch", [{"GaussianNoise": {"sigma": 0.05}}], dataset={"type": "torchvision", "name": "MNIST"})
+    assert problems(write_spec, "torch", [{"GaussianNoise": {"sigma": 0.05}}]) == []
+    source = api.compile(api.load(write_spec(text)))
+    assert "augment = [v2.GaussianNoise(sigma=0.05)]" in source
+    assert "train_transform = torchvision.transforms.Compose(steps[:1] + augment + steps[1:])" in source
+    assert "# on the image tensors in [0, 1] (after ToTensor)" in source
