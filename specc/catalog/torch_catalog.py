@@ -72,6 +72,17 @@ NOT_DRIVABLE = {
             "it works on bounding boxes or key points (detection data), which specc's datasets do not have",
         ),
         "UniformTemporalSubsample": "it samples the frames of a video, which specc's datasets are not",
+        **dict.fromkeys(
+            ("ToDtype", "ToImage", "ToPILImage", "PILToTensor", "ToPureTensor"),
+            "it converts the image's type; the loop's images are already the float32 tensors in [0, 1] the model takes",
+        ),
+        "JPEG": "it encodes uint8 images, and the loop's images are float32 tensors in [0, 1]",
+        "RGB": "it converts images to 3 channels, and the model takes the channels the data set loads "
+        "(image_folder: `channels`)",
+        **dict.fromkeys(
+            ("Pad", "RandomZoomOut", "RandomResize", "RandomShortestSize", "ScaleJitter"),
+            "it changes the images' size, and the model takes one size (validation images are not changed)",
+        ),
     },
 }
 SUPPLIED = {"optimizers": frozenset({"params"}), "lr_schedules": frozenset({"optimizer"})}

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specc.check.fields import Locator
+from specc import catalog
+from specc.check.fields import Locator, did_you_mean
+from specc.check.named import framework_of, named_problems
 from specc.check.search_space import space_entries
-from specc.spec.dataset import TABULAR_TYPES
-from specc.spec.errors import Problem
+from specc.read.document import Path
+from specc.spec.augment import AUGMENTATION_NAMES, FLIPS, NamedAugmentation, augmentation_name
+from specc.spec.dataset import FILE_TYPES, TABULAR_TYPES
+from specc.spec.errors import Problem, excerpt
 from specc.spec.experiment import Experiment
 
 SIZES = {"digits": 1797, "iris": 150, "wine": 178, "breast_cancer": 569}  # scikit-learn's bundled sets
@@ -83,8 +87,11 @@ def augment_fits(e: Experiment, at: Locator) -> Iterator[Problem]:
         return
     channels, height, width = shape
     for index, item in enumerate(dataset.augment):
-        name = item if isinstance(item, str) else next(iter(type(item).model_fields))
+        name = augmentation_name(item)
         here = (*where, index, name)
+        if isinstance(item, NamedAugmentation):
+            yield from named_augmentation(e, item, (*where, index), shape, at)
+            continue
         if name in ("random_crop", "random_resized_crop"):
             size = getattr(item, name).size
             padding = item.random_crop.padding if name == "random_crop" else 0
@@ -116,6 +123,102 @@ def augment_fits(e: Experiment, at: Locator) -> Iterator[Problem]:
                 "remove saturation (brightness and contrast work on grayscale)",
             )
     yield from _written_in(e, at, "dataset.augment", "the augmentation is written into the script")
+
+
+def shuffle_validation_fixed(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """The validation loaders' order is written into the script."""
+    yield from _written_in(
+        e, at, "dataset.shuffle_validation", "the validation loaders' order is written into the script"
+    )
+
+
+# The transforms whose output size an argument sets, as (framework, class) -> the argument(s): they fit when the
+# output is the images' own size (validation images are not changed, and the model takes one size).
+SIZED = {
+    ("torch", "CenterCrop"): "size",
+    ("torch", "RandomCrop"): "size",
+    ("torch", "RandomResizedCrop"): "size",
+    ("torch", "Resize"): "size",
+    ("keras", "RandomCrop"): ("height", "width"),
+}
+LIBRARIES = {"torch": "torchvision.transforms.v2", "keras": "Keras' preprocessing layers (tf_keras.layers)"}
+
+
+def named_augmentation(
+    e: Experiment, item: NamedAugmentation, where: Path, shape: tuple[int, int, int], at: Locator
+) -> Iterator[Problem]:
+    """An augmentation named by its class: one of the framework's (did-you-mean over every spelling, the neutral
+    names too), one the loop can apply to each image on its own, with arguments its signature takes (named.py), and
+    an output of the images' own size and channels."""
+    framework, name = framework_of(e), item.named
+    entry = catalog.lookup(framework, "augmentations", name)
+    here = (*where, name)
+    if entry is None:
+        neutral = [*FLIPS, *AUGMENTATION_NAMES]
+        other = "keras" if framework == "torch" else "torch"
+        hint = did_you_mean(name, [*neutral, *catalog.spellings(framework, "augmentations")])
+        if catalog.lookup(other, "augmentations", name) is not None:
+            hint = f"{name} is {other}'s ({LIBRARIES[other]}); on {e.framework}: {', '.join(_drivable(framework))}"
+        hint = hint or f"on both frameworks: {', '.join(neutral)}; {LIBRARIES[framework]}: " + ", ".join(
+            _drivable(framework)
+        )
+        yield at("E105", f"{LIBRARIES[framework]} has no augmentation {excerpt(name)}", here, hint, key=True)
+        return
+    if entry.not_drivable:
+        yield at("E260", f"{entry.path} cannot be an augmentation: {entry.not_drivable}", here, key=True)
+        return
+    found = list(named_problems(framework, "augmentations", entry.name, item.arguments, here, at))
+    yield from found
+    if not found:
+        yield from _fits(entry, framework, item.arguments, here, shape, at)
+
+
+def _drivable(framework: str) -> list[str]:
+    family = catalog.family(framework, "augmentations").values()
+    return sorted(entry.class_name for entry in family if not entry.not_drivable)
+
+
+def _fits(entry, framework: str, given: dict, here: Path, shape: tuple[int, int, int], at: Locator):
+    """The output of a named augmentation keeps the images' size and channels."""
+    channels, height, width = shape
+    sized = SIZED.get((framework, entry.class_name))
+    if sized is not None:
+        keys = (sized,) if isinstance(sized, str) else sized
+        values = [given.get(key, entry.params[key].default) for key in keys]
+        side = values[0] if isinstance(sized, str) else values
+        if isinstance(side, list) and len(side) == 1:
+            side = side[0]
+        if isinstance(side, int) and entry.class_name == "Resize":  # the shorter side, keeping the aspect ratio
+            fits = side == min(height, width)
+        else:
+            fits = (side, side) == (height, width) if isinstance(side, int) else list(side or ()) == [height, width]
+        if not fits:
+            shown = ", ".join(f"{key}: {value}" for key, value in zip(keys, values, strict=True))
+            yield at(
+                "E224",
+                f"{entry.class_name}'s {shown} is not the images' size {height}x{width}: validation images are not "
+                "changed, and the model takes one size",
+                (*here, keys[0]),
+                f"{keys[0]}: {height}" if isinstance(sized, str) else f"height: {height}, width: {width}",
+            )
+    if entry.path == "torchvision.transforms.v2.RandomRotation" and given.get("expand"):
+        yield at("E224", "RandomRotation with expand: true enlarges the images", (*here, "expand"), "expand: false")
+    if entry.path == "torchvision.transforms.v2.Grayscale" and given.get("num_output_channels", 1) != channels:
+        yield at(
+            "E224",
+            f"Grayscale gives {given.get('num_output_channels', 1)} channel(s), but the images have {channels}",
+            (*here, "num_output_channels") if "num_output_channels" in given else here,
+            f"num_output_channels: {channels}",
+        )
+    if entry.path == "torchvision.transforms.v2.Normalize":
+        for key in ("mean", "std"):
+            if len(given[key]) not in (1, channels):
+                yield at(
+                    "E224",
+                    f"Normalize's {key} has {len(given[key])} values, but the images have {channels} channel(s)",
+                    (*here, key),
+                    f"one value per channel ({channels})",
+                )
 
 
 def loader_workers_apply(e: Experiment, at: Locator) -> Iterator[Problem]:
@@ -158,7 +261,8 @@ def validation_source(e: Experiment, at: Locator) -> Iterator[Problem]:
             ".load_data()' (into ~/.keras/datasets), then download: false",
         )
     source = getattr(dataset, "validation_from", None)
-    if source == "none" and dataset.loader == "ray_data":
+    held_out = dataset.type in (*FILE_TYPES, "image_folder")  # validation_from: train or none
+    if source == "none" and dataset.loader == "ray_data" and not held_out:
         yield at(
             "E221",
             "validation_from: none leaves no validation split, but loader ray_data hands the trainer one",
@@ -189,6 +293,34 @@ def validation_source(e: Experiment, at: Locator) -> Iterator[Problem]:
             "subset.validation has no effect: validation_from is none",
             ("dataset", "subset", "validation"),
             "keep it for when validation is switched back on, or remove the subset's validation count",
+        )
+    if dataset.shuffle_validation and not e.validates():
+        yield at(
+            "E221",
+            "shuffle_validation reorders the validation examples, but validation_from is none",
+            ("dataset", "shuffle_validation"),
+            "remove shuffle_validation, or validate (validation_from: train)",
+            also=("dataset", "validation_from"),
+        )
+    if held_out and source == "none" and getattr(dataset, "validation_path", None):
+        yield at(
+            "E221",
+            "validation_path names validation images, but validation_from is none",
+            ("dataset", "validation_path"),
+            "remove validation_path, or validation_from: train",
+            also=("dataset", "validation_from"),
+        )
+    if (
+        held_out
+        and source == "train"
+        and dataset.validation_fraction is None
+        and not getattr(dataset, "validation_path", None)
+    ):
+        yield at(
+            "E221",
+            "validation_from: train holds out validation_fraction of the data, but it is null",
+            ("dataset", "validation_fraction"),
+            "validation_fraction: 0.2, or validation_from: none to train on everything",
         )
     if source is None or source == "train" or dataset.validation_fraction is None:
         return
@@ -278,6 +410,7 @@ DATA_RULES = (
     subset_fits,
     standardize_applies,
     augment_fits,
+    shuffle_validation_fixed,
     loader_workers_apply,
     validation_source,
     categorical_columns,

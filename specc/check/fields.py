@@ -14,8 +14,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from specc.read.document import Path, SourceMap, dotted
+from specc.spec.augment import AUGMENTATION_NAMES
 from specc.spec.base import PATTERN_MEANINGS
-from specc.spec.dataset import AUGMENTATION_NAMES
 from specc.spec.errors import Problem, excerpt
 from specc.spec.scheduler import MUTATION_TAGS
 from specc.spec.space import DISTRIBUTION_NAMES, DISTRIBUTIONS
@@ -56,8 +56,8 @@ DISTRIBUTION_SHAPES = {
 # Keys users reach for that live elsewhere in the spec.
 # Keys of some types of a section only: what to say when another type is given one.
 OTHER_TYPES_KEYS = {
-    "validation_from": "only data sets with a test split (torchvision, keras_dataset) choose where validation "
-    "comes from; this one holds validation_fraction of its examples out",
+    "validation_from": "only data sets with a test split (torchvision, keras_dataset), file tables and image folders "
+    "choose where validation comes from; this one holds validation_fraction of its examples out",
 }
 MOVED_KEYS = {
     "working_dir": "the job's working directory is cluster.working_dir",
@@ -222,7 +222,7 @@ def _is_label(part, node) -> bool:
     """A type label like 'list[str]' or 'str' that pydantic puts after a value of a plain union."""
     if not isinstance(part, str) or (isinstance(node, dict) and part in node):
         return False
-    return "[" in part or part in ("str", "int", "float", "bool", "dict", "list", "none")
+    return "[" in part or part in ("str", "int", "float", "bool", "dict", "list", "none", "named")
 
 
 # -- wording ------------------------------------------------------------------------------------

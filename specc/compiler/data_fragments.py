@@ -24,9 +24,10 @@ def data_context(plan: Plan) -> dict:
 def _keeps_validation(plan: Plan) -> bool:
     """Whether a torch worker keeps its validation batches from Ray Data's first whole pass on its disk: when they
     stream from files, whose validation rows each pass would otherwise find by reading the whole data set again.
-    (Keras reads the validation pipeline itself, from another thread: no vote across workers fits there.)"""
+    (Keras reads the validation pipeline itself, from another thread: no vote across workers fits there.) Not with
+    shuffle_validation: kept batches would come back in one order; each epoch streams them anew instead."""
     e = plan.experiment
-    return plan.streams and e.validates() and e.framework == "torch"
+    return plan.streams and e.validates() and e.framework == "torch" and not e.dataset.shuffle_validation
 
 
 def _train_buffer(plan: Plan) -> str:
@@ -39,8 +40,8 @@ def _train_buffer(plan: Plan) -> str:
 def data_imports(plan: Plan) -> tuple[set[str], set[str]]:
     """(modules, from-imports) of the driver's data code."""
     dataset, modules, froms = plan.experiment.dataset, set(), set()
-    if plan.fitted:  # hashing rows (or file names) for the validation split
-        modules |= {"pandas as pd", "pyarrow", "pyarrow.types"}
+    if plan.fitted:  # hashing rows (or file names) for the validation split, reading column types
+        modules |= {"pyarrow", "pyarrow.types"} | ({"pandas as pd"} if plan.experiment.validates() else set())
     if dataset.type in ("csv", "parquet", "jsonl"):
         modules.add("pyarrow.compute")
     if plan.streams:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from specc.compiler.activation import activation_context
+from specc.compiler.augment import torch_augment, uses_named
 from specc.compiler.data_fragments import data_context, data_imports
 from specc.compiler.keras_fragments import tensorflow_context, tensorflow_modules
 from specc.compiler.render import WIDTH, Code, Multiline, literal
@@ -173,10 +174,12 @@ def _data(e) -> dict:
     dataset = e.dataset
     return {
         "shuffle": _choice(e, "dataset.shuffle", dataset.shuffle, True),
+        "shuffle_validation": dataset.shuffle_validation and e.validates(),
         "standardize": _choice(e, "dataset.standardize", dataset.standardize, True),
         "global_batch": dataset.global_batch_size is not None,
         "subset": dataset.subset is not None,
-        "augment": [Code(step) for step in torch_augment(dataset.augment)] if e.framework == "torch" else [],
+        "augment": [Code(step) for step in torch_augment(dataset)] if e.framework == "torch" else [],
+        "augment_tensors": uses_named(dataset.augment),  # a named transform sees tensors on every path
         "loader_workers": Code(
             f", num_workers={dataset.loader_workers}, persistent_workers=True" if dataset.loader_workers else ""
         ),
@@ -193,30 +196,6 @@ def _wrapped(text: str, width: int) -> list[str]:
             line = line[cut + 1 :]
         lines.append(line)
     return lines
-
-
-def torch_augment(augment) -> list[str]:
-    """dataset.augment as torchvision.transforms.v2 transforms, in the spec's order."""
-    steps = []
-    for item in augment:
-        if item == "horizontal_flip":
-            steps.append("v2.RandomHorizontalFlip()")
-        elif item == "vertical_flip":
-            steps.append("v2.RandomVerticalFlip()")
-        elif hasattr(item, "random_crop"):
-            crop = item.random_crop
-            steps.append(f"v2.RandomCrop({crop.size}" + (f", padding={crop.padding})" if crop.padding else ")"))
-        elif hasattr(item, "random_rotation"):
-            steps.append(f"v2.RandomRotation({item.random_rotation:g})")
-        elif hasattr(item, "random_resized_crop"):
-            steps.append(f"v2.RandomResizedCrop({item.random_resized_crop.size})")
-        else:
-            steps.append(f"v2.ColorJitter({_jitter_args(item.color_jitter)})")
-    return steps
-
-
-def _jitter_args(jitter) -> str:
-    return ", ".join(f"{name}={value:g}" for name, value in jitter.model_dump().items() if value)
 
 
 def _docstring(plan: Plan, script_name: str) -> str:

@@ -7,6 +7,7 @@ As in fragments.py, each fragment comes from a table keyed by a validated choice
 from __future__ import annotations
 
 from specc.compiler.activation import activation_context
+from specc.compiler.augment import keras_augment
 from specc.compiler.render import Code
 from specc.compiler.resolve import Plan
 
@@ -49,32 +50,6 @@ def tensorflow_context(plan: Plan) -> dict:
         "target_spec": Code(_target_spec(plan)),
         "keras_augment": [Code(layer) for layer in keras_augment(e.dataset.augment)],
     }
-
-
-def keras_augment(augment) -> list[str]:
-    """dataset.augment as Keras preprocessing layers, in the spec's order (random_resized_crop has none: E207)."""
-    layers = []
-    for item in augment:
-        if item in ("horizontal_flip", "vertical_flip"):
-            layers.append(f'keras.layers.RandomFlip("{item.split("_")[0]}")')
-        elif hasattr(item, "random_crop"):
-            crop = item.random_crop
-            if crop.padding:
-                layers.append(f"keras.layers.ZeroPadding2D({crop.padding})")
-            layers.append(f"keras.layers.RandomCrop({crop.size}, {crop.size})")
-        elif hasattr(item, "random_rotation"):
-            # a fraction of a full turn; zeros in the corners, as torchvision's RandomRotation
-            layers.append(f'keras.layers.RandomRotation({item.random_rotation:g} / 360, fill_mode="constant")')
-        elif hasattr(item, "color_jitter"):
-            jitter = item.color_jitter
-            if jitter.brightness:
-                layers.append(f"keras.layers.RandomBrightness({jitter.brightness:g}, value_range=(0, 1))")
-            if jitter.contrast:
-                layers.append(f"keras.layers.RandomContrast({jitter.contrast:g})")
-            if jitter.saturation:
-                low, high = f"{1 - jitter.saturation:g}", f"{1 + jitter.saturation:g}"
-                layers.append(f"keras.layers.Lambda(lambda images: tf.image.random_saturation(images, {low}, {high}))")
-    return layers
 
 
 def _target_spec(plan: Plan) -> str:

@@ -153,6 +153,8 @@ READ_WHEN = {
     ("training", "train_metrics"): lambda value: False,
     ("dataset", "augment"): lambda value: False,  # written in as transforms / layers (searching it is E224)
     ("dataset", "loader_workers"): lambda value: False,  # written in as DataLoader arguments
+    ("dataset", "shuffle_validation"): lambda value: False,  # written in as the validation loaders' order
+    ("dataset", "validation_from"): lambda value: value != "train",  # written in; "train" is the files' default
 }
 # Fields the code reads together: all of them are in CONFIG when one is set or searched, else none.
 READ_TOGETHER = (("training", ("steps_per_epoch", "validation_steps")),)

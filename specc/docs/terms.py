@@ -81,7 +81,8 @@ MEANING: dict[str, str] = {
     "`StandardScaler` fitted on the training split.",
     "dataset.subset": "Slices of the splits (`torch.utils.data.Subset`, or the first rows of each split).",
     "dataset.augment": "torch: `torchvision.transforms.v2` transforms on each training image. Keras: preprocessing "
-    "layers (`RandomFlip`, `RandomCrop`, ...) on the training batches.",
+    "layers (`RandomFlip`, `RandomCrop`, ...) on the training batches. A class named by its own name is that class "
+    "with the spec's keyword arguments: `v2.RandomAffine(degrees=0, translate=(0.1, 0.1))`.",
     "dataset.loader_workers": "`torch.utils.data.DataLoader(num_workers=...)`.",
     "dataset.loader": "`torch_dataloader`: a `DataLoader` wrapped by `ray.train.torch.prepare_data_loader`. "
     "`ray_data`: `ray.train.get_dataset_shard(...)` and `iter_torch_batches` / `iter_tf_batches`.",
@@ -127,6 +128,15 @@ MEANING: dict[str, str] = {
     "dataset.augment.color_jitter.contrast": "`v2.ColorJitter(contrast=...)`; Keras' `RandomContrast(factor)`.",
     "dataset.augment.color_jitter.saturation": "`v2.ColorJitter(saturation=...)`; "
     "`tf.image.random_saturation(images, 1 - s, 1 + s)`.",
+    "dataset.augment.random_translation": "Keras: `RandomTranslation(height, width, fill_mode=fill, "
+    'interpolation="nearest")`. torch: `v2.RandomCrop((H, W), padding=(shift_w, shift_h), padding_mode=...)` '
+    "(nearest: `edge`, reflect: `symmetric`), shifts in whole pixels (the fraction of the side, rounded, at least 1).",
+    "dataset.augment.random_translation.height": "Keras' `height_factor`; torch: the top/bottom padding of "
+    "`v2.RandomCrop`.",
+    "dataset.augment.random_translation.width": "Keras' `width_factor`; torch: the left/right padding of "
+    "`v2.RandomCrop`.",
+    "dataset.augment.random_translation.fill": "Keras' `fill_mode`; torch's `padding_mode` (`edge`, `constant`, "
+    "`symmetric`).",
     "dataset.task": "Picks the loss's targets: class indices (classification) or float columns (regression).",
     "dataset.num_classes": "The model's output size for classification.",
     "dataset.path": "The paths Ray Data reads: a file, a directory, a glob or a URI (`s3://`, `gs://`).",
@@ -140,6 +150,9 @@ MEANING: dict[str, str] = {
     "dataset.categorical": "Ray Data's `OneHotEncoder`, fitted on the training split.",
     "dataset.missing": "Ray Data's `SimpleImputer` (`mean`, `most_frequent`), an approximate median, or rows dropped.",
     "dataset.validation_from": "Which split the `val_*` metrics of `ray.train.report` come from.",
+    "dataset.shuffle_validation": "torch: the validation `DataLoader(..., shuffle=True)`. Keras: the validation "
+    "`tf.data` pipeline in a new seeded order each epoch. Ray Data: `iter_torch_batches` / `iter_tf_batches` with "
+    "`local_shuffle_buffer_size` (and the files in a new order).",
     "dataset.torchvision.name": "The class of `torchvision.datasets`.",
     "dataset.keras_dataset.name": "The module of `keras.datasets`.",
     "dataset.root": "`torchvision.datasets.<Name>(root=...)`.",
@@ -372,6 +385,7 @@ EXAMPLES: dict[str, object] = {
     "dataset.validation_fraction": 0.1,
     "dataset.shuffle_seed": 7,
     "dataset.shuffle": False,
+    "dataset.shuffle_validation": True,
     "dataset.standardize": False,
     "dataset.subset": {"train": 1000, "validation": 200},
     "dataset.augment": ["horizontal_flip", {"random_crop": {"size": 32, "padding": 4}}],
@@ -397,6 +411,10 @@ EXAMPLES: dict[str, object] = {
     "dataset.augment.color_jitter.brightness": 0.2,
     "dataset.augment.color_jitter.contrast": 0.2,
     "dataset.augment.color_jitter.saturation": 0.2,
+    "dataset.augment.random_translation": {"height": 0.1, "width": 0.1, "fill": "nearest"},
+    "dataset.augment.random_translation.height": 0.1,
+    "dataset.augment.random_translation.width": 0.1,
+    "dataset.augment.random_translation.fill": "nearest",
     "dataset.task": "regression",
     "dataset.num_classes": 3,
     "dataset.csv.path": "data/customers.csv",

@@ -97,7 +97,7 @@ def choose_split(data: dict, split: str | None, file: str) -> str:
     """Sets the dataset's validation to `split` (in place) and returns the split evaluated."""
     dataset = data["dataset"]
     has_test = dataset.get("type") in TEST_SPLIT_TYPES
-    validation_from = dataset.get("validation_from", "test") if has_test else None
+    validation_from = dataset.get("validation_from", "test" if has_test else "train")
     if split is None:
         split = "test" if has_test else "validation"
     if split == "test":
@@ -112,8 +112,8 @@ def choose_split(data: dict, split: str | None, file: str) -> str:
         return "test"
     if validation_from == "none":
         raise UsageError(
-            f"{printable(file)}: the run held out no validation split (dataset.validation_from: none); "
-            "evaluate on --split test"
+            f"{printable(file)}: the run held out no validation split (dataset.validation_from: none)"
+            + ("; evaluate on --split test" if has_test else "")
         )
     if dataset.get("validation_fraction") == 0:
         raise UsageError(f"{printable(file)}: the run held out no validation split (dataset.validation_fraction: 0)")

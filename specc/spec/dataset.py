@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Discriminator, Field, Tag, model_validator
+from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from specc.spec.augment import Augmentation
 from specc.spec.base import (
     Factory,
     Fraction,
@@ -35,92 +36,6 @@ class Subset(Section):
     validation: PositiveInt = describe("Validation examples kept.")
 
 
-class Crop(Section):
-    size: PositiveInt = describe("Side of the square crop: the images' own side (validation images are not cropped).")
-    padding: NonNegativeInt = describe("Zero pixels added on every side before cropping.", 0)
-
-
-class RandomCrop(Section):
-    random_crop: Crop = describe(
-        "A random square crop of the zero-padded image (torch: v2.RandomCrop; tensorflow: ZeroPadding2D + "
-        "RandomCrop), e.g. {size: 32, padding: 4}: shifts of up to 4 pixels."
-    )
-
-
-class RandomRotation(Section):
-    random_rotation: Annotated[float, Field(gt=0, le=180)] = describe(
-        "Rotate by a random angle in [-degrees, degrees], filling the corners with zeros."
-    )
-
-
-class ResizedCrop(Section):
-    size: PositiveInt = describe("Side of the square output: the images' own side (validation images keep theirs).")
-
-
-class RandomResizedCrop(Section):
-    random_resized_crop: ResizedCrop = describe(
-        "A random part of the image (8-100% of its area, aspect 3/4-4/3) resized back to `size` "
-        "(torch only: v2.RandomResizedCrop)."
-    )
-
-
-Strength = Annotated[float, Field(ge=0, le=1)]
-
-
-class Jitter(Section):
-    brightness: Strength = describe(
-        "torch: multiply by a factor in [1-b, 1+b]; tensorflow (RandomBrightness): add up to b of the [0, 1] range.",
-        0.0,
-    )
-    contrast: Strength = describe("Scale the contrast by a factor in [1-c, 1+c].", 0.0)
-    saturation: Strength = describe("Scale the saturation by a factor in [1-s, 1+s] (colour images only).", 0.0)
-
-    @model_validator(mode="after")
-    def _some_jitter(self):
-        if not (self.brightness or self.contrast or self.saturation):
-            raise PydanticCustomError("no_jitter", "color_jitter needs brightness, contrast or saturation above 0")
-        return self
-
-
-class ColorJitter(Section):
-    color_jitter: Jitter = describe("Random brightness, contrast and saturation, e.g. {brightness: 0.2}.")
-
-
-FLIPS = ("horizontal_flip", "vertical_flip")
-
-
-def _augmentation_name(value: Any) -> str | None:
-    """An augmentation's tag: the flip it names, or the only key of its mapping (None for anything else)."""
-    if isinstance(value, str):
-        return "flip" if value in FLIPS else None
-    if isinstance(value, dict) and len(value) == 1:
-        return next(iter(value))
-    for cls in (RandomCrop, RandomRotation, RandomResizedCrop, ColorJitter):
-        if isinstance(value, cls):
-            return next(iter(cls.model_fields))
-    return None
-
-
-_augmentation_name.__name__ = "augmentation"
-AUGMENTATION_NAMES = ("random_crop", "random_rotation", "random_resized_crop", "color_jitter")
-
-Augmentation = Annotated[
-    Union[
-        Annotated[Literal["horizontal_flip", "vertical_flip"], Tag("flip")],
-        Annotated[RandomCrop, Tag("random_crop")],
-        Annotated[RandomRotation, Tag("random_rotation")],
-        Annotated[RandomResizedCrop, Tag("random_resized_crop")],
-        Annotated[ColorJitter, Tag("color_jitter")],
-    ],
-    Discriminator(
-        _augmentation_name,
-        custom_error_type="augmentation",
-        custom_error_message="an augmentation is horizontal_flip, vertical_flip, or a mapping with one key: "
-        "random_crop, random_rotation, random_resized_crop or color_jitter",
-    ),
-]
-
-
 class DatasetBase(Section):
     batch_size: PositiveInt | None = describe(
         "Examples per batch on each worker (null when global_batch_size is given).", 32
@@ -133,6 +48,11 @@ class DatasetBase(Section):
     validation_fraction: Fraction = describe("Share of the examples held out for validation.", 0.2)
     shuffle_seed: Seed = describe("Seed of the train/validation split and of shuffling.", 0)
     shuffle: bool = describe("Reshuffle the training examples each epoch; false: the same order every epoch.", True)
+    shuffle_validation: bool = describe(
+        "Read the validation examples in a new order each epoch; with training.validation_steps, each epoch "
+        "validates on a fresh sample of them. false: the same order (and sample) every epoch.",
+        False,
+    )
     standardize: bool = describe(
         "Standardise tabular features (zero mean, unit variance with the training split's statistics).", True
     )
@@ -142,7 +62,9 @@ class DatasetBase(Section):
     augment: list[Augmentation] = describe(
         "Random changes to the training images, applied in order to each image on its own (image data sets); "
         "validation images are never changed. torch: torchvision.transforms.v2; tensorflow: Keras preprocessing "
-        "layers on the training batches.",
+        "layers on the training batches. Besides the names below (the same on both frameworks), an entry may name a "
+        "transform of torchvision.transforms.v2 (torch) or a Keras Random* layer (tensorflow) by class name with its "
+        "keyword arguments: {RandomAffine: {degrees: 0, translate: [0.1, 0.1]}}.",
         [],
     )
     loader_workers: NonNegativeInt = describe(
@@ -228,6 +150,13 @@ class BreastCancer(BundledDataset):
     type: Literal["breast_cancer"] = describe("scikit-learn's breast cancer (569 rows, 30 features, 2 classes).")
 
 
+def _without_validation(data):
+    """validation_from: none holds nothing out: validation_fraction reads null unless the spec gives one (E221)."""
+    if isinstance(data, dict) and data.get("validation_from") == "none" and "validation_fraction" not in data:
+        data = {**data, "validation_fraction": None}
+    return data
+
+
 FILE_TYPES = ("csv", "parquet", "jsonl", "npz")  # tables read from files and streamed with Ray Data
 TABULAR_TYPES = ("csv", "parquet", "jsonl")  # of which: columns (categorical, missing)
 BUNDLED_CLASSES = {"digits": 10, "iris": 3, "wine": 3, "breast_cancer": 2}
@@ -269,6 +198,20 @@ class FileDataset(LearnedAtRunTime):
     loader: Literal["torch_dataloader", "ray_data"] = describe(
         f"ray_data (the only way for file data sets): {STREAMS}", "ray_data"
     )
+    validation_from: Literal["train", "none"] = describe(
+        "train: validate on validation_fraction of the rows, picked by a seeded hash of each; none: train on every "
+        "row, no validation (no val_* metrics are reported).",
+        "train",
+    )
+    validation_fraction: Fraction | None = describe(
+        "Share of the rows held out for validation (validation_from: train); null with validation_from: none.", 0.2
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_fraction_without_validation(cls, data):
+        """validation_from: none holds nothing out: validation_fraction then reads null unless given."""
+        return _without_validation(data)
 
 
 class TabularFile(FileDataset):
@@ -437,8 +380,13 @@ class ImageFolder(DatasetBase):
     )
     validation_fraction: Fraction | None = describe(
         "Share of the images held out for validation, picked by a seeded hash of each file's path below the root "
-        "(the same split in every run); null with validation_path.",
+        "(the same split in every run); null with validation_path or validation_from: none.",
         0.2,
+    )
+    validation_from: Literal["train", "none"] = describe(
+        "train: validate on validation_fraction of the images (or on validation_path's); none: train on every "
+        "image, no validation (no val_* metrics are reported).",
+        "train",
     )
     num_classes: Annotated[int, Field(ge=2)] | None = describe(
         "Number of classes; default: the class directories counted at run time.", None
@@ -455,7 +403,7 @@ class ImageFolder(DatasetBase):
         """A validation_path holds the validation images: validation_fraction then reads null unless given."""
         if isinstance(data, dict) and data.get("validation_path") is not None and "validation_fraction" not in data:
             data = {**data, "validation_fraction": None}
-        return data
+        return _without_validation(data)
 
     def known_classes(self) -> int | None:
         return self.num_classes

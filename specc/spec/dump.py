@@ -53,7 +53,8 @@ LATER_FIELDS = {
         "subset",
         "augment",
         "loader_workers",
-        "validation_from",  # torchvision and keras_dataset only
+        "validation_from",  # torchvision, keras_dataset, file tables and image folders
+        "shuffle_validation",
         "categorical",  # csv, parquet, jsonl
         "missing",
     ),

@@ -88,7 +88,9 @@ CODES: dict[str, tuple[str, str]] = {
     "E221": (
         "validation-mismatch",
         "validation_fraction on a data set that validates on its test split (validation_from: test) or not at all, "
-        "or beside an image_folder's validation_path; or validation_from: none with loader ray_data",
+        "or beside an image_folder's validation_path (or a validation_path with validation_from: none, or "
+        "validation_from: train with a null validation_fraction); validation_from: none with loader ray_data on an "
+        "in-memory data set; or shuffle_validation with no validation",
     ),
     "E222": (
         "column-mismatch",
@@ -97,7 +99,7 @@ CODES: dict[str, tuple[str, str]] = {
     "E224": (
         "augment-mismatch",
         "an augmentation the data cannot take (table rows, saturation of grayscale images, a crop to another size), "
-        "or a searched augment or loader_workers",
+        "or a searched augment, loader_workers or shuffle_validation",
     ),
     "E230": ("objective-or-model", "an objective beside model, dataset or training: a spec runs one or the other"),
     "E231": (

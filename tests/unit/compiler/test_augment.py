@@ -55,14 +55,23 @@ def test_what_cannot_work_is_a_located_problem(write_spec, dataset, framework, e
 
 def test_schema_refuses_unknown_and_malformed_augmentations(write_spec):
     text = CNN_DIGITS.replace(
-        "{type: digits}", "{type: digits, augment: [flip, {random_crop: {size: 8}, x: 1}, {color_jitter: {}}]}"
+        "{type: digits}", "{type: digits, augment: [{random_crop: {size: 8}, x: 1}, {color_jitter: {}}, 3, '1 x']}"
     )
     found = codes(write_spec, text)
     assert [path for _, path in found] == [
         "dataset.augment.0",
-        "dataset.augment.1",
-        "dataset.augment.2.color_jitter",  # the tag is not repeated in the path
+        "dataset.augment.1.color_jitter",  # the tag is not repeated in the path
+        "dataset.augment.2",
+        "dataset.augment.3",  # not a class's name (nor the `named` tag in the path)
     ]
+
+
+def test_an_unknown_name_is_refused_with_the_closest_spelling(write_spec):
+    """A word that is no flip names a class of the framework's: `flip` is none, and the closest names are offered."""
+    text = CNN_DIGITS.replace("{type: digits}", "{type: digits, augment: [horizontal_fip]}")
+    found = api.check_file(write_spec(text)).problems
+    assert [(p.code, p.path) for p in found] == [("E105", "dataset.augment.0.horizontal_fip")]
+    assert "horizontal_flip" in found[0].hint
 
 
 def test_searched_augment_or_loader_workers_is_a_problem(write_spec):
@@ -248,7 +257,7 @@ def test_keras_saturation_layer_changes_colour_images_each_on_its_own(write_spec
     """Saturation has no tf_keras layer: the compiled code wraps tf.image.random_saturation. No built-in
     tensorflow data set has colour images yet, so its code (keras_augment) is run in a compiled script here."""
     from specc.compiler.keras_fragments import keras_augment
-    from specc.spec.dataset import ColorJitter
+    from specc.spec.augment import ColorJitter
 
     layers = keras_augment([ColorJitter.model_validate({"color_jitter": {"saturation": 0.5}})])
     assert layers == ["keras.layers.Lambda(lambda images: tf.image.random_saturation(images, 0.5, 1.5))"]

@@ -158,6 +158,16 @@ def test_a_run_that_validated_on_nothing_has_no_validation_split(tmp_path):
         evaluate_run(write_run(tmp_path, spec), split="validation", root=tmp_path)
 
 
+def test_a_csv_run_that_validated_on_nothing_has_nothing_to_evaluate(tmp_path):
+    """A table trained on every row (validation_from: none): no validation split, and no test split to offer."""
+    spec = SPEC.replace(
+        "dataset: {type: digits, batch_size: 64, validation_fraction: 0.25, shuffle_seed: 3}",
+        "dataset: {type: csv, path: rows.csv, validation_from: none}",
+    )
+    with pytest.raises(UsageError, match=r"held out no validation split \(dataset.validation_from: none\)$"):
+        evaluate_run(write_run(tmp_path, spec), root=tmp_path)
+
+
 def test_a_tampered_spec_is_a_located_problem(tmp_path):
     run_dir = write_run(tmp_path)
     text = SPEC.replace("epochs: 1", "epochs: many")

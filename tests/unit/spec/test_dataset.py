@@ -21,6 +21,7 @@ COMMON = {
     "validation_fraction": 0.2,
     "shuffle_seed": 0,
     "shuffle": True,
+    "shuffle_validation": False,
     "standardize": True,
     "subset": None,
     "augment": [],
@@ -28,7 +29,7 @@ COMMON = {
     "loader": "torch_dataloader",
 }
 LEARNED = {"task": None, "num_classes": None}
-FILE = {**LEARNED, "features": None, "label": "label", "loader": "ray_data"}  # file rows always stream
+FILE = {**LEARNED, "features": None, "label": "label", "loader": "ray_data", "validation_from": "train"}  # streamed
 TABLE = {**FILE, "categorical": [], "missing": "error"}
 
 
@@ -57,6 +58,7 @@ TABLE = {**FILE, "categorical": [], "missing": "error"}
                 "image_size": [32, 32],
                 "channels": 3,
                 "validation_path": None,
+                "validation_from": "train",
                 "num_classes": None,
                 "loader": "ray_data",
             },
