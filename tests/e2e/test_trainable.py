@@ -112,6 +112,22 @@ def test_a_trainable_class_search_finds_the_optimum_and_keeps_its_checkpoint(tmp
     assert json.loads((Path(best["checkpoint"]) / "state.json").read_text())["steps"] == 4  # at the end, the best
 
 
+def test_a_failed_trial_of_a_class_is_retried_from_its_last_checkpoint(tmp_path, local_ray):
+    """run.max_failures 1: the class raises at step 3 once; Tune starts it again from its step-2 checkpoint
+    (load_checkpoint), not from scratch, and the trial completes its 4 steps."""
+    text = BOWL.format(name="retried", sleep=0, steps=4, every=1, samples=1, at_once=1)
+    text = text.replace("sleep: 0}", f'sleep: 0, crash: {{at: 3, armed: "{tmp_path / "crashed"}"}}}}')
+    text = text.replace("run: {callbacks: [csv, json]}", "run: {callbacks: [csv, json], max_failures: 1}")
+    spec = project(tmp_path / "project", text, "retried")
+    run_spec(spec, storage_path=tmp_path / "runs", quiet=True)
+    run_dir = tmp_path / "runs" / "retried"
+    (row,) = rows_of(run_dir)
+    assert (row["status"], row["steps"]) == ("completed", "4") and (tmp_path / "crashed").exists()
+    history = reports(run_dir / f"trial_{row['trial_id']}")
+    assert [r["step"] for r in history] == [1, 2, 3, 4]  # step 3 reported once: after the retry
+    assert [r["restored_at"] for r in history] == [0, 0, 2, 2]  # the retry went on from the step-2 checkpoint
+
+
 @pytest.mark.in_turn(3)  # PBT over a class pauses and restores actors: ~40 s here
 def test_pbt_over_a_trainable_class_copies_state_and_perturbs_lr(tmp_path, local_ray):
     """specs/objective_trainable.yaml, 8 steps: PBT every 4 steps saves top trials with save_checkpoint and loads
