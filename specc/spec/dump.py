@@ -61,6 +61,8 @@ LATER_FIELDS = {
     ("training", None): ("steps_per_epoch", "validation_steps", "train_metrics"),
     ("model", "cnn"): ("pool", "padding", "batch_norm"),
     ("stop", None): ("all_when",),
+    # third release (SPEC §13): a Trainable class instead of a function, and its checkpoint settings
+    ("objective", None): ("function", "trainable", "checkpoint_every", "checkpoint_at_end"),
 }
 
 
