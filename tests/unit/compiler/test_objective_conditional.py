@@ -10,6 +10,8 @@ import math
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from specc import api
 
@@ -38,9 +40,9 @@ SPEC = {
 DRAWS = 60
 
 
-def compiled(tmp_path, search: dict) -> str:
+def compiled(tmp_path, search: dict, spec: dict = SPEC) -> str:
     (tmp_path / "shapes_objective.py").write_text("def shapes(config):\n    pass\n", encoding="utf-8")
-    spec = {**SPEC, "tune": {**SPEC["tune"], "search": search}}
+    spec = {**spec, "tune": {**spec["tune"], "search": search}}
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     assert api.validate([path]) == []
@@ -123,3 +125,87 @@ def test_bayesopt_still_cannot_search_it(tmp_path):
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     assert "E233" in {problem.code for problem in api.validate([path])}
+
+
+# -- any conditional param, any searcher that samples it --------------------------------------------------------------
+NAMES = st.sampled_from(["alpha", "beta", "kind", "width", "rate"])
+SCALARS = st.one_of(st.integers(-5, 5), st.sampled_from(["a", "b", "long name"]), st.booleans())
+RANGES = {"uniform": (-2.0, 3.0), "loguniform": (1.0e-4, 1.0e-1), "randint": (0, 7)}
+DISTRIBUTIONS = st.one_of(
+    st.sampled_from([{kind: list(bounds)} for kind, bounds in RANGES.items()]),
+    st.lists(SCALARS, min_size=1, max_size=3, unique=True).map(lambda values: {"choice": values}),
+)
+
+
+@st.composite
+def options(draw):
+    """2-3 options: mappings of constants and at least one distribution (some nested one level down)."""
+    made = []
+    for _ in range(draw(st.integers(2, 3))):
+        sampled = draw(st.dictionaries(NAMES, DISTRIBUTIONS, min_size=1, max_size=2))
+        constants = draw(st.dictionaries(NAMES, SCALARS, max_size=2))
+        option = {**{k: v for k, v in constants.items() if k not in sampled}, **sampled}
+        if draw(st.booleans()):
+            option["inner"] = {"depth": draw(DISTRIBUTIONS)}
+        made.append(option)
+    return made
+
+
+def drawn_from(value, written) -> bool:
+    """Whether `value` is what option mapping `written` can give: its constants as written, each distribution's value
+    inside it."""
+    if isinstance(written, dict) and len(written) == 1 and next(iter(written)) in (*RANGES, "choice"):
+        kind, args = next(iter(written.items()))
+        if kind == "choice":
+            return value in args
+        low, high = RANGES[kind]
+        return low <= value <= high and (kind != "randint" or isinstance(value, int))
+    if isinstance(written, dict):
+        return (
+            isinstance(value, dict)
+            and set(value) == set(written)
+            and all(drawn_from(value[key], item) for key, item in written.items())
+        )
+    return value == written
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(written=options(), nested=st.booleans(), search=st.sampled_from(["optuna", "hyperopt"]))
+def test_any_conditional_param_gives_each_trial_one_option_whole(tmp_path_factory, written, nested, search):
+    """Whatever the options hold (constants, choices of scalars, numbers, a nested mapping) and wherever the param
+    sits (top level or inside a mapping of params), every trial's config holds exactly one option, its distributions
+    drawn inside their ranges, the other params as written and nothing by a searcher's own name."""
+    from ray.tune.utils.util import merge_dicts
+
+    tmp_path = tmp_path_factory.mktemp("conditional")
+    path = "objective.params.net.choice" if nested else "objective.params.choice"
+    params = {"steps": 2, "net": {"depth": 3}}
+    spec = {
+        **SPEC,
+        "objective": {**SPEC["objective"], "params": params},
+        "tune": {**SPEC["tune"], "space": {path: {"choice": written}}},
+    }
+    source = compiled(tmp_path, {"type": search, "seed": 1}, spec)
+    scope = {"math": math}
+    if search == "optuna":
+        scope.update(
+            OptunaSearch=pytest.importorskip("ray.tune.search.optuna").OptunaSearch, optuna=__import__("optuna")
+        )
+        names = ("define_space", "OptunaParams", "SEARCHED")
+    else:
+        from hyperopt import hp
+        from hyperopt.pyll import scope as pyll_scope
+
+        scope.update(
+            hp=hp, scope=pyll_scope, HyperOptSearch=pytest.importorskip("ray.tune.search.hyperopt").HyperOptSearch
+        )
+        names = ("hyperopt_space",)
+    script = script_parts(source, (*names, "search_space", "make_searcher", "METRIC", "MODE"), scope)
+    searcher = script["make_searcher"]()
+    for index in range(6):
+        config = merge_dicts(script["search_space"](), searcher.suggest(f"t{index}"))
+        got = config["net"]["choice"] if nested else config["choice"]
+        assert set(config) == ({"steps", "net"} if nested else {"steps", "net", "choice"})
+        assert config["steps"] == 2 and config["net"]["depth"] == 3
+        assert any(drawn_from(got, option) for option in written), (got, written)
+        searcher.on_trial_complete(f"t{index}", {"loss": float(index)})
