@@ -891,6 +891,13 @@ def project_modules(spec_dir, import_dirs=(".",), keep=()):
     return found
 
 
+def resets_config(trainable):
+    """Whether a ray.tune.Trainable class defines reset_config: then Tune may hand a finished trial's process the
+    next trial (reuse_actors), and PBT a trial's new config, without starting a process (Trainable's own returns
+    False, and Tune would fail the trial it reuses a process for)."""
+    return getattr(trainable, "reset_config", None) is not ray.tune.Trainable.reset_config
+
+
 def spec_dir_on_node(config):
     """The spec's directory as this process sees it: on a cluster's node, its place in the job's working directory,
     which Ray unpacks there and puts first on PYTHONPATH (Ray Train and Tune move the current directory elsewhere);

@@ -72,6 +72,7 @@ class PBTBenchmark(tune.Trainable):
             self.accuracy = json.load(file)["accuracy"]
 
     def reset_config(self, new_config):
-        """PBT's new lr for this trial, in the same process (no actor restart)."""
-        self.lr = new_config["lr"]
+        """A new trial in this process, or PBT's new lr for this one: set up afresh (after an exploit, Tune then loads
+        the donor's checkpoint). Defining it lets Tune reuse the process instead of starting one."""
+        self.setup(new_config)
         return True
