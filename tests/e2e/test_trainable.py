@@ -27,7 +27,7 @@ BOWL = """\
 specc: 1
 name: {name}
 objective:
-  trainable: trainable_bowl:Bowl
+  trainable: trainable_bowl:{cls}
   params: {{x: 0.0, y: 0.0, sleep: {sleep}}}
   metrics: [step, loss, restored_at]
   max_steps: {steps}
@@ -90,9 +90,10 @@ def reports(trial_dir: Path) -> list[dict]:
 
 def test_a_trainable_class_search_finds_the_optimum_and_keeps_its_checkpoint(tmp_path, local_ray):
     """Random search of 6 trials of a Trainable class (imported from a directory the trials do not have on their
-    path: it travels by value): each makes its 4 steps, the best is the sampled point nearest the bowl's bottom,
-    and best.json names its checkpoint, saved by the class (checkpoint_every 2)."""
-    text = BOWL.format(name="bowl-class", sleep=0, steps=4, every=2, samples=6, at_once=2)
+    path: it travels by value; with reset_config, one process takes trial after trial): each makes its 4 steps,
+    the best is the sampled point nearest the bowl's bottom, and best.json names its checkpoint, saved by the class
+    (checkpoint_every 2)."""
+    text = BOWL.format(name="bowl-class", cls="ReusedBowl", sleep=0, steps=4, every=2, samples=6, at_once=2)
     spec = project(tmp_path / "project", text, "bowl")
     result = run_spec(spec, storage_path=tmp_path / "runs", quiet=True)
     run_dir = tmp_path / "runs" / "bowl-class"
@@ -113,9 +114,9 @@ def test_a_trainable_class_search_finds_the_optimum_and_keeps_its_checkpoint(tmp
 
 
 def test_a_failed_trial_of_a_class_is_retried_from_its_last_checkpoint(tmp_path, local_ray):
-    """run.max_failures 1: the class raises at step 3 once; Tune starts it again from its step-2 checkpoint
-    (load_checkpoint), not from scratch, and the trial completes its 4 steps."""
-    text = BOWL.format(name="retried", sleep=0, steps=4, every=1, samples=1, at_once=1)
+    """run.max_failures 1: the class (no reset_config: a process per trial) raises at step 3 once; Tune starts it
+    again from its step-2 checkpoint (load_checkpoint), not from scratch, and the trial completes its 4 steps."""
+    text = BOWL.format(name="retried", cls="Bowl", sleep=0, steps=4, every=1, samples=1, at_once=1)
     text = text.replace("sleep: 0}", f'sleep: 0, crash: {{at: 3, armed: "{tmp_path / "crashed"}"}}}}')
     text = text.replace("run: {callbacks: [csv, json]}", "run: {callbacks: [csv, json], max_failures: 1}")
     spec = project(tmp_path / "project", text, "retried")
@@ -160,7 +161,7 @@ def test_a_killed_trainable_search_resumes_from_the_class_checkpoints(tmp_path):
     every trial, the finished one untouched, the interrupted one loaded from its last checkpoint (load_checkpoint)
     rather than started over."""
     steps, samples = 6, 3
-    text = BOWL.format(name="killed", sleep=0.4, steps=steps, every=1, samples=samples, at_once=1)
+    text = BOWL.format(name="killed", cls="Bowl", sleep=0.4, steps=steps, every=1, samples=samples, at_once=1)
     spec = project(tmp_path / "project", text, "killed")
     script = compile_spec(spec, tmp_path / "project" / "killed.py")
     storage, run_dir = tmp_path / "runs", tmp_path / "runs" / "killed"
