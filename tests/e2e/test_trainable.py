@@ -155,6 +155,31 @@ def test_pbt_over_a_trainable_class_copies_state_and_perturbs_lr(tmp_path, local
     assert read_best(run_dir)["metrics"]["mean_accuracy"] == max(float(row["best_mean_accuracy"]) for row in rows)
 
 
+@pytest.mark.in_turn(3)
+def test_pb2_over_a_trainable_class_explores_lr_inside_its_bounds(tmp_path, local_ray):
+    """The same class under PB2: every 4 steps the bottom trials take a top trial's state and an lr the Gaussian
+    process picks inside scheduler.bounds."""
+    root = Path(__file__).parents[2]
+    (tmp_path / "factories").mkdir()
+    shutil.copy(root / "specs" / "factories" / "objectives.py", tmp_path / "factories" / "objectives.py")
+    text = (root / "specs" / "objective_trainable.yaml").read_text(encoding="utf-8")
+    text = text.replace("  type: pbt\n", "  type: pb2\n").replace("  mutations:\n", "  bounds:\n")
+    text = text.replace(
+        "objective.params.lr: {loguniform: [1.0e-3, 1.0]}\n\nrun", "objective.params.lr: [1.0e-3, 1.0]\n\nrun"
+    )
+    spec = tmp_path / "pb2.yaml"
+    spec.write_text(text, encoding="utf-8")
+    run_spec(spec, storage_path=tmp_path / "runs", quiet=True)
+    run_dir = tmp_path / "runs" / "objective-trainable"
+    rows = rows_of(run_dir)
+    assert (
+        len(rows) == 4 and {row["status"] for row in rows} == {"completed"} and {row["steps"] for row in rows} == {"20"}
+    )
+    lrs = [report["lr"] for row in rows for report in reports(run_dir / f"trial_{row['trial_id']}")]
+    assert all(1.0e-3 <= lr <= 1.0 for lr in lrs)
+    assert len(set(lrs)) > 4  # PB2 gave some trial a new lr
+
+
 @pytest.mark.in_turn(3)  # two drivers of their own Ray, one killed: ~60 s here
 def test_a_killed_trainable_search_resumes_from_the_class_checkpoints(tmp_path):
     """The compiled script is SIGKILLed mid-search (one trial done, the next a few steps in); --resume finishes
