@@ -125,7 +125,7 @@ def describe_plan(experiment: Experiment) -> str:
     workers = "local mode (no worker group)" if s.num_workers == 0 else f"{s.num_workers} Ray Train worker(s)"
     if e.objective is not None:
         lines = [
-            f"{e.name}: {e.objective.function}(config) as each trial's Ray Tune function trainable ({plan.shape})",
+            f"{e.name}: {_trainable_line(e.objective)} ({plan.shape})",
             f"  reports: {', '.join(plan.reported_metrics)}",
             f"  run directory: {one_line(os.path.join(e.run.storage_path, e.run.name))}",
             f"  Ray: {one_line(e.cluster.address or 'a local Ray started for the run')}",
@@ -139,6 +139,12 @@ def describe_plan(experiment: Experiment) -> str:
         f"  Ray: {one_line(e.cluster.address or 'a local Ray started for the run')}",
     ]
     return "\n".join(lines) + "\n" + format_plan(plan_report(experiment, configs=3))  # what `specc plan` shows
+
+
+def _trainable_line(objective) -> str:
+    if objective.trainable and not objective.function:
+        return f"{objective.trainable}, a ray.tune.Trainable class stepped in each trial"
+    return f"{objective.function}(config) as each trial's Ray Tune function trainable"
 
 
 def plan_report(experiment: Experiment, configs: int = 5, machine: dict[str, float] | None = None) -> dict:

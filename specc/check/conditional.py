@@ -252,14 +252,6 @@ def conditional_searchable(e: Experiment, at: Locator) -> Iterator[Problem]:
                 "use search type optuna (define-by-run) or hyperopt (nested hp.choice), or random",
             )
             continue
-        if e.objective is not None and search in ("optuna", "hyperopt"):
-            yield at(
-                "E233",
-                f"{search} cannot search {key}'s options of an objective yet: its params are searched as Ray domains",
-                where,
-                "use search type random or grid (Ray samples an option's domains only when it is chosen)",
-            )
-            continue
         supported = SUPPORTED_DISTRIBUTIONS[search]
         for index, option in enumerate(entry.args):
             for path, raw in nested(option) if isinstance(option, dict) else ():

@@ -12,7 +12,7 @@ from pathlib import Path
 from specc.check.factories import _defined_names, _module_file, _project_dirs, parsed_module, refusal
 from specc.check.fields import Locator
 from specc.check.search_space import donors_kept
-from specc.check.trainable import derives_from_trainable
+from specc.check.trainable import derives_from_trainable, read_class
 from specc.read.document import SourceMap
 from specc.read.project import Project
 from specc.spec.errors import Problem
@@ -65,14 +65,54 @@ def check_objective(e: Experiment, at: Locator, project: Project | None) -> Iter
     yield from _params_stay_data(e.objective.params, ("objective", "params"), at)
     yield from _scaling(e, at)
     yield from _budget(e, at)
+    form = list(_one_trainable(e, at))
+    yield from form
+    if form:
+        return
     yield from _checkpoints(e, at, project)
     if project is not None:
-        problem = refusal(e.objective.function, project, _project_dirs(e, project))
+        problem = refusal(e.objective.reference, project, _project_dirs(e, project))
         if problem:
             code, message, hint = problem
-            yield at(code, message.replace("a factory", "an objective function"), ("objective", "function"), hint)
+            what = "an objective class" if e.objective.key == "trainable" else "an objective function"
+            yield at(code, message.replace("a factory", what), ("objective", e.objective.key), hint)
         else:
             yield from _runnable(e, at, project)
+
+
+def _one_trainable(e: Experiment, at: Locator) -> Iterator[Problem]:
+    """Exactly one of objective.function and objective.trainable (E252); the checkpoint settings Tune takes for a
+    class only with a class (Ray refuses them beside a function, which reports its own checkpoints)."""
+    objective = e.objective
+    if objective.function and objective.trainable:
+        yield at(
+            "E252",
+            "objective names both a function and a trainable class: a trial runs one of them",
+            ("objective", "trainable"),
+            "keep function for a def(config) that calls tune.report(...), trainable for a ray.tune.Trainable class",
+            key=True,
+        )
+    elif not objective.function and not objective.trainable:
+        yield at(
+            "E102",
+            "objective names no trainable: give function (a def(config) that calls tune.report(...)) or trainable "
+            "(a ray.tune.Trainable class)",
+            ("objective",),
+            "function: 'package.module:function', or trainable: 'package.module:Class'",
+            key=True,
+        )
+        return
+    if objective.function and not objective.trainable:
+        for name in ("checkpoint_every", "checkpoint_at_end"):
+            if getattr(objective, name) is not None:
+                yield at(
+                    "E252",
+                    f"objective.{name} is for a ray.tune.Trainable class (objective.trainable): a function reports "
+                    "its own checkpoints, and Ray refuses it beside one",
+                    ("objective", name),
+                    "remove it, and report checkpoints from the function: tune.report(metrics, checkpoint=...)",
+                    key=True,
+                )
 
 
 def _needs_tune(e: Experiment, at: Locator) -> Iterator[Problem]:
@@ -180,6 +220,9 @@ def _checkpoints(e: Experiment, at: Locator, project: Project | None) -> Iterato
                     "perturb a top-level param (objective.params.<name>)",
                     key=True,
                 )
+    if e.objective.key == "trainable":
+        yield from _class_checkpoints(e, at, project)
+        return
     calls = None if project is None else _calls_get_checkpoint(e, project)
     if calls is False:
         yield at(
@@ -200,7 +243,7 @@ def _definition(e: Experiment, project: Project) -> ast.AST | None:
 
 def _located_definition(e: Experiment, project: Project) -> tuple[ast.AST, ast.Module, Path] | None:
     """The objective's definition, the tree of its module and the module's file (None: not readable here)."""
-    module, _, name = e.objective.function.partition(":")
+    module, _, name = e.objective.reference.partition(":")
     source = _module_file(module, _project_dirs(e, project))
     if source is None or source.suffix != ".py" or name not in (_defined_names(source) or ()):
         return None
@@ -214,8 +257,12 @@ def _located_definition(e: Experiment, project: Project) -> tuple[ast.AST, ast.M
 def _runnable(e: Experiment, at: Locator, project: Project) -> Iterator[Problem]:
     """Ray Tune calls a function trainable and waits for it to return: an `async def` gives a coroutine that never
     runs, a generator (a `yield` in its body) an iterator nothing reads; neither trains (E250). A class it would
-    build and never step (E251)."""
+    build and never step (E251). objective.trainable steps a ray.tune.Trainable class: a function there is E252."""
     found = _located_definition(e, project)
+    if e.objective.key == "trainable":
+        if found is not None:
+            yield from _a_trainable(e, at, project, *found)
+        return
     function = found[0] if found else None
     if isinstance(function, ast.ClassDef):
         yield _a_class(e, at, project, *found)
@@ -242,17 +289,67 @@ def _a_class(e: Experiment, at: Locator, project: Project, cls: ast.ClassDef, tr
             f"{e.objective.function} is a ray.tune.Trainable class: objective.function names a function, which Ray "
             "Tune calls once with the config, so the class would be built and never stepped",
             where,
-            "a Trainable class is objective.trainable (coming in the next release); until then, wrap it in a "
-            "function: a def(config) that builds it and calls tune.report(...) with each step()'s result",
+            f"name the class under objective.trainable: trainable: {e.objective.function}",
         )
     return at(
         "E251",
         f"{e.objective.function} is a class, not a function: Ray Tune would call it once with the config, build an "
         "instance and get no reports",
         where,
-        "name a def(config) that calls tune.report(...) for each step (a ray.tune.Trainable class is "
-        "objective.trainable, coming in the next release)",
+        "name a def(config) that calls tune.report(...) for each step, or a ray.tune.Trainable class under "
+        "objective.trainable",
     )
+
+
+def _a_trainable(e: Experiment, at: Locator, project: Project, node: ast.AST, tree: ast.Module, source: Path):
+    """E252: objective.trainable names a function, or a class that does not derive from ray.tune.Trainable (as far
+    as the project's source shows: a base from elsewhere is taken on trust)."""
+    where, name = ("objective", "trainable"), e.objective.trainable
+    if not isinstance(node, ast.ClassDef):
+        yield at(
+            "E252",
+            f"{name} is a function: objective.trainable names a ray.tune.Trainable class, which Tune steps",
+            where,
+            f"name the function under objective.function: function: {name}",
+            key=True,
+        )
+        return
+    read = read_class(node, tree, source, _project_dirs(e, project), project.root)
+    if not read.trainable and read.whole:
+        yield at(
+            "E252",
+            f"{name} is not a ray.tune.Trainable subclass: Tune builds a trainable class with the config and steps it",
+            where,
+            "derive it from ray.tune.Trainable (setup, step, save_checkpoint, load_checkpoint), or name a "
+            "def(config) that calls tune.report(...) under objective.function",
+        )
+        return
+    if read.whole and "step" not in read.methods:
+        yield at(
+            "E252",
+            f"{name} defines no step(): Tune calls it for each report, and Trainable's own raises NotImplementedError",
+            where,
+            "define step(self), returning the metrics of one step as a dict",
+        )
+
+
+def _class_checkpoints(e: Experiment, at: Locator, project: Project | None) -> Iterator[Problem]:
+    """pbt/pb2 save a top trial's state (save_checkpoint) and load it into a bottom one (load_checkpoint): a class
+    that defines neither would be exploited with Trainable's own, which raise NotImplementedError."""
+    found = None if project is None else _located_definition(e, project)
+    if found is None or not isinstance(found[0], ast.ClassDef):
+        return
+    read = read_class(found[0], found[1], found[2], _project_dirs(e, project), project.root)
+    missing = [name for name in ("save_checkpoint", "load_checkpoint") if name not in read.methods]
+    if read.whole and missing:
+        yield at(
+            "E206",
+            f"{e.scheduler.type} continues trials from other trials' checkpoints, but {e.objective.trainable} "
+            f"defines no {' and no '.join(missing)}",
+            ("objective", "trainable"),
+            "define save_checkpoint(self, checkpoint_dir) and load_checkpoint(self, checkpoint_dir), as Ray's "
+            "pbt_example does",
+        )
 
 
 def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:

@@ -243,7 +243,7 @@ def metrics_reported(e: Experiment, at: Locator) -> Iterator[Problem]:
             elif name.startswith("train_") and name[6:] in METRIC_TASK:
                 hint = f"add {name[6:]} to training.metrics and set training.train_metrics: true"
             elif e.objective is not None:
-                declare = f"if {e.objective.function} reports it, add it to objective.metrics"
+                declare = f"if {e.objective.reference} reports it, add it to objective.metrics"
                 hint = "; ".join(filter(None, (did_you_mean(name, reported), declare)))
             else:
                 hint = did_you_mean(name, reported)

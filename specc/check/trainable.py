@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import NamedTuple
 
 from specc.check.factories import _module_file, parsed_module, top_level_statements
 
@@ -21,27 +22,50 @@ CLASSES_FOLLOWED = 32  # a project's chain of bases is a few classes; a loop or 
 def derives_from_trainable(cls: ast.ClassDef, tree: ast.Module, source: Path, dirs: list[str], root: Path) -> bool:
     """Whether `cls`, defined in `tree` (read from `source`), has ray.tune.Trainable among its bases, followed through
     the project's modules (`dirs`: where the run imports them from; every file read lies inside `root`)."""
-    pending, seen = [(cls, tree, source)], set()
+    return read_class(cls, tree, source, dirs, root).trainable
+
+
+class ClassRead(NamedTuple):
+    """What the source says of a class: whether ray.tune.Trainable is among its bases, the methods it and its
+    project bases define, and whether every base was read (False: one comes from elsewhere, so methods may lack
+    what it defines)."""
+
+    trainable: bool
+    methods: frozenset[str]
+    whole: bool
+
+
+def read_class(cls: ast.ClassDef, tree: ast.Module, source: Path, dirs: list[str], root: Path) -> ClassRead:
+    """`cls` and its bases, followed through the project's modules as derives_from_trainable says."""
+    pending, seen, methods = [(cls, tree, source)], set(), set()
+    trainable, whole = False, True
     while pending and len(seen) < CLASSES_FOLLOWED:
         node, module, path = pending.pop()
         if (path, node.name) in seen:
             continue
         seen.add((path, node.name))
+        kinds = ast.FunctionDef | ast.AsyncFunctionDef
+        methods.update(item.name for item in node.body if isinstance(item, kinds))
         imported = _imports(module, path)
         for base in node.bases:
             written = _dotted(base)
             if written is None:
+                whole = False
                 continue
             head, _, rest = written.partition(".")
             origin = imported.get(head)
             if origin is None and written in WRITTEN and _top_level_class(module, head) is None:
-                return True
+                trainable = True
+                continue
             if origin is not None and origin[0] is None and ".".join(filter(None, (origin[1], rest))) in TRAINABLE:
-                return True
+                trainable = True
+                continue
             found = _base_class(written, origin, module, path, dirs, root)
             if found is not None:
                 pending.append(found)
-    return False
+            elif written != "object":
+                whole = False
+    return ClassRead(trainable, frozenset(methods), whole and not pending)
 
 
 def _base_class(written: str, origin, module: ast.Module, path: Path, dirs: list[str], root: Path):

@@ -21,7 +21,8 @@ MEANING: dict[str, str] = {
     "extends": "specc's own: read before validation. Ray sees only the merged spec.",
     "framework": "`torch`: a `ray.train.torch.TorchTrainer` over torch code. `tensorflow`: a "
     "`ray.train.tensorflow.TensorflowTrainer` over tf_keras (Keras 2) code.",
-    "objective": "The trainable of `tune.Tuner(...)`: your function, wrapped in `tune.with_resources`.",
+    "objective": "The trainable of `tune.Tuner(...)`: your function or `Trainable` class, wrapped in "
+    "`tune.with_resources`.",
     "model": "The `build_model` function of the compiled script: a `torch.nn.Module` or a `keras.Model`.",
     "dataset": "The `load_data` / `make_loaders` / `make_datasets` functions: in-memory arrays, DataLoaders, or "
     "Ray Data datasets handed to the Trainer (`datasets=`).",
@@ -38,6 +39,10 @@ MEANING: dict[str, str] = {
     "objective.params": "The trial's `config`: Tune's `param_space` with the sampled values written in.",
     "objective.metrics": "The keys of the dicts the function passes to `ray.tune.report`.",
     "objective.max_steps": "A stopper on Tune's `training_iteration`; also the default `max_t` of asha and hyperband.",
+    "objective.trainable": "A `ray.tune.Trainable` subclass passed to `tune.Tuner(...)` itself, as in Ray's "
+    "`pbt_example.py`.",
+    "objective.checkpoint_every": "`tune.CheckpointConfig(checkpoint_frequency=N)`.",
+    "objective.checkpoint_at_end": "`tune.CheckpointConfig(checkpoint_at_end=...)`.",
     # model
     "model.mlp.type": "torch: `nn.Sequential` of `nn.Linear` layers after `nn.Flatten`. Keras: `Dense` layers after "
     "`Flatten`.",
@@ -367,6 +372,9 @@ EXAMPLES: dict[str, object] = {
     "objective.params": {"steps": 20, "width": 10, "height": 0},
     "objective.metrics": ["iterations", "mean_loss"],
     "objective.max_steps": 20,
+    "objective.trainable": "factories.objectives:PBTBenchmark",
+    "objective.checkpoint_every": 4,
+    "objective.checkpoint_at_end": True,
     "model.mlp.dropout": 0.1,
     "model.cnn.dropout": 0.25,
     "model.mlp.batch_norm": True,

@@ -62,9 +62,10 @@ LATER_FIELDS = {
     ("training", None): ("steps_per_epoch", "validation_steps", "train_metrics"),
     ("model", "cnn"): ("pool", "padding", "batch_norm"),
     ("stop", None): ("all_when",),
-    # the third release (SPEC §13)
+    # the third release (SPEC §13); objective: a Trainable class instead of a function, and its checkpoint settings
     ("tune", None): ("repeat",),
     ("run", None): ("fail_fast",),
+    ("objective", None): ("function", "trainable", "checkpoint_every", "checkpoint_at_end"),
 }
 
 

@@ -155,7 +155,12 @@ CODES: dict[str, tuple[str, str]] = {
     "E251": (
         "objective-is-a-class",
         "objective.function names a class: Ray Tune's function trainable would build it once and never step it; a "
-        "ray.tune.Trainable subclass is objective.trainable (next release), anything else a def(config)",
+        "ray.tune.Trainable subclass is objective.trainable, anything else a def(config)",
+    ),
+    "E252": (
+        "function-or-trainable",
+        "objective names both function and trainable (or neither); objective.trainable names a function, a class "
+        "that is not a ray.tune.Trainable or has no step(); checkpoint_every or checkpoint_at_end beside a function",
     ),
     "E260": (
         "not-drivable",

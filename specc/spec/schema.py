@@ -26,6 +26,8 @@ def schema() -> dict:
     root["anyOf"] = [{"required": ["objective"]}, {"required": ["framework", "model", "dataset", "training"]}]
     defs["Experiment"] = root
     partial = {f"Partial{name}": _relaxed(body) for name, body in defs.items() if name not in _WHOLE}
+    # An objective's trainable is a function or a class (SPEC §13): exactly one of the two keys.
+    defs["Objective"]["oneOf"] = [{"required": ["function"]}, {"required": ["trainable"]}]
     return {
         "$schema": DRAFT,
         "$id": SCHEMA_ID,

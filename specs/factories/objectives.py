@@ -48,3 +48,31 @@ def pbt_function(config):
                     json.dump({"step": step, "accuracy": accuracy}, file)
                 tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(directory))
         step += 1
+
+
+class PBTBenchmark(tune.Trainable):
+    """Ray's pbt_example.py as a ray.tune.Trainable class: accuracy grows fastest when lr is near an optimal lr that
+    drops tenfold half-way, so a population that copies and perturbs beats any fixed lr. Tune calls step() for each
+    report and save_checkpoint/load_checkpoint when it checkpoints (objective.checkpoint_every) or PBT exploits."""
+
+    def setup(self, config):
+        self.lr, self.steps, self.accuracy = config["lr"], config["steps"], 0.0
+
+    def step(self):
+        optimal_lr = 0.1 if self.iteration < self.steps // 2 else 0.01
+        self.accuracy += (1 - self.accuracy) * 0.2 / (1 + abs(math.log10(self.lr / optimal_lr)))
+        return {"mean_accuracy": self.accuracy, "lr": self.lr}
+
+    def save_checkpoint(self, checkpoint_dir):
+        with open(os.path.join(checkpoint_dir, "state.json"), "w") as file:
+            json.dump({"accuracy": self.accuracy}, file)
+
+    def load_checkpoint(self, checkpoint_dir):
+        with open(os.path.join(checkpoint_dir, "state.json")) as file:
+            self.accuracy = json.load(file)["accuracy"]
+
+    def reset_config(self, new_config):
+        """A new trial in this process, or PBT's new lr for this one: set up afresh (after an exploit, Tune then loads
+        the donor's checkpoint). Defining it lets Tune reuse the process instead of starting one."""
+        self.setup(new_config)
+        return True

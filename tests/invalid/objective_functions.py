@@ -13,3 +13,10 @@ def with_checkpoint(config):
     start = 0 if checkpoint is None else 1
     for step in range(start, 10):
         tune.report({"loss": config["x"] ** 2 / (step + 1)})
+
+
+class Stepper(tune.Trainable):
+    """A Trainable class with no save_checkpoint/load_checkpoint: nothing pbt can copy."""
+
+    def step(self):
+        return {"loss": self.config["x"] ** 2}

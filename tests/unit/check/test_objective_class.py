@@ -56,8 +56,7 @@ def test_a_trainable_class_is_e251(tmp_path, capsys, module):
     code, out = validate(tmp_path, capsys, {"objectives.py": module})
     assert code == 1
     assert WHERE + "a ray.tune.Trainable class" in out
-    assert "objective.trainable" in out  # the hint: the key a Trainable class goes under (next release)
-    assert "wrap it in a function" in out
+    assert "trainable: objectives:Search" in out  # the hint: the key a Trainable class goes under
 
 
 @pytest.mark.parametrize(
@@ -133,3 +132,78 @@ def test_pbt_over_a_class_says_e251_not_e206(tmp_path, capsys):
 
 def test_e251_is_a_stable_code():
     assert CODES["E251"][0] == "objective-is-a-class"
+
+
+# -- objective.trainable (SPEC §13): a ray.tune.Trainable class, stepped by Tune --------------------------------------
+TRAINABLE_SPEC = SPEC.replace("  function: objectives:Search\n", "  trainable: objectives:Search\n")
+CLASS = "from ray import tune\n\n\nclass Search(tune.Trainable):\n" + STEP
+CHECKPOINTS = (
+    "    def save_checkpoint(self, checkpoint_dir):\n        pass\n\n"
+    "    def load_checkpoint(self, checkpoint_dir):\n        pass\n"
+)
+PBT = "scheduler:\n  type: pbt\n  perturbation_interval: 2\n  mutations:\n    objective.params.lr: [0.01, 0.1]\n"
+
+
+@pytest.mark.parametrize(
+    "modules",
+    [
+        {"objectives.py": CLASS},
+        {  # through a project base in another module
+            "objectives.py": "from bases import Base\n\n\nclass Search(Base):\n    pass\n",
+            "bases.py": "from ray import tune\n\n\nclass Base(tune.Trainable):\n" + STEP,
+        },
+        {"objectives.py": "from mylib import Thing\n\n\nclass Search(Thing):\n    pass\n"},  # a base taken on trust
+    ],
+)
+def test_a_trainable_class_validates(tmp_path, capsys, modules):
+    code, out = validate(tmp_path, capsys, modules, TRAINABLE_SPEC)
+    assert code == 0, out
+
+
+def test_a_function_under_trainable_says_to_use_function(tmp_path, capsys):
+    module = "from ray import tune\n\n\ndef Search(config):\n    tune.report({'score': 1.0})\n"
+    code, out = validate(tmp_path, capsys, {"objectives.py": module}, TRAINABLE_SPEC)
+    assert code == 1
+    assert "spec.yaml:4:3: error[E252]: objective.trainable: objectives:Search is a function" in out, out
+    assert "function: objectives:Search" in out  # the hint names the key it goes under
+
+
+@pytest.mark.parametrize(
+    ("module", "said"),
+    [
+        ("class Search:\n" + STEP, "is not a ray.tune.Trainable subclass"),
+        ("from ray import tune\n\n\nclass Search(tune.Trainable):\n    pass\n", "defines no step()"),
+    ],
+)
+def test_a_class_tune_cannot_step_is_e252(tmp_path, capsys, module, said):
+    code, out = validate(tmp_path, capsys, {"objectives.py": module}, TRAINABLE_SPEC)
+    assert code == 1 and "error[E252]: objective.trainable: objectives:Search " + said in out, out
+
+
+def test_function_and_trainable_together_or_neither(tmp_path, capsys):
+    both = SPEC.replace("  function: objectives:Search\n", "  function: objectives:Search\n  trainable: x:Search\n")
+    code, out = validate(tmp_path, capsys, {"objectives.py": CLASS}, both)
+    assert code == 1 and "error[E252]: objective.trainable: objective names both a function and a trainable" in out
+    neither = SPEC.replace("  function: objectives:Search\n", "")
+    code, out = validate(tmp_path, capsys, {"objectives.py": CLASS}, neither)
+    assert code == 1 and "error[E102]: objective: objective names no trainable" in out, out
+
+
+@pytest.mark.parametrize("setting", ["checkpoint_every: 2", "checkpoint_at_end: true"])
+def test_class_checkpoint_settings_beside_a_function_are_e252(tmp_path, capsys, setting):
+    spec = SPEC.replace("  max_steps: 8\n", f"  max_steps: 8\n  {setting}\n")
+    module = "from ray import tune\n\n\ndef Search(config):\n    tune.report({'score': 1.0})\n"
+    code, out = validate(tmp_path, capsys, {"objectives.py": module}, spec)
+    name = setting.split(":")[0]
+    assert code == 1 and f"error[E252]: objective.{name}: objective.{name} is for a ray.tune.Trainable class" in out
+
+
+def test_pbt_over_a_class_needs_its_checkpoint_methods(tmp_path, capsys):
+    code, out = validate(tmp_path, capsys, {"objectives.py": CLASS}, TRAINABLE_SPEC + PBT)
+    assert code == 1 and "error[E206]" in out and "defines no save_checkpoint and no load_checkpoint" in out, out
+    code, out = validate(tmp_path, capsys, {"objectives.py": CLASS + "\n" + CHECKPOINTS}, TRAINABLE_SPEC + PBT)
+    assert code == 0, out
+
+
+def test_e252_is_a_stable_code():
+    assert CODES["E252"][0] == "function-or-trainable"

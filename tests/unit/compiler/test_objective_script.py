@@ -27,6 +27,20 @@ def population(config):
     checkpoint = tune.get_checkpoint()
     for step in range(config["steps"]):
         tune.report({"loss": config["x"] ** 2 / (step + 1), "checkpointed": checkpoint is not None})
+
+
+class Climber(tune.Trainable):
+    def setup(self, config):
+        self.x = config["x"]
+
+    def step(self):
+        return {"loss": (self.x - 3) ** 2}
+
+    def save_checkpoint(self, checkpoint_dir):
+        pass
+
+    def load_checkpoint(self, checkpoint_dir):
+        pass
 """
 BASE = """\
 specc: 1
@@ -62,6 +76,14 @@ VARIANTS = {
     "pb2": "objective: {function: functions:population}\nscheduler: {type: pb2, perturbation_interval: 2, "
     "bounds: {objective.params.x: [-5, 5]}}",
     "unbounded": "objective: {max_steps: null}",
+    "trainable": "objective: {function: null, trainable: functions:Climber, checkpoint_every: 2, "
+    "checkpoint_at_end: false}",
+    "trainable_pbt": "objective: {function: null, trainable: functions:Climber}\nscheduler: {type: pbt, "
+    "perturbation_interval: 2, mutations: {objective.params.x: {uniform: [-5, 5]}}}",
+    "conditional_optuna": "tune: {search: {type: optuna}, space: {objective.params.shape: {choice: [{kind: a, v: "
+    "{uniform: [0, 1]}}, {kind: b, w: {randint: [1, 4]}}]}}}",
+    "conditional_hyperopt": "tune: {search: {type: hyperopt}, space: {objective.params.nested.shape: {choice: "
+    "[{kind: a, v: {loguniform: [0.001, 1]}}, {kind: b}]}}}",
     "gpu": "scaling: {use_gpu: true, resources_per_worker: {CPU: 2}}",
 }
 
@@ -102,6 +124,17 @@ def compiled(tmp_path_factory):
         (directory / f"{name}_compiled.py").write_text(source, encoding="utf-8")
         scripts[name] = source
     return directory, scripts
+
+
+def test_a_trainable_class_is_passed_to_the_tuner_with_its_checkpoint_settings(compiled):
+    _, scripts = compiled
+    source = scripts["trainable"]
+    assert 'TRAINABLE = "functions:Climber"' in source and "OBJECTIVE" not in source
+    assert "trainable = tune.with_resources(run.trainable(TRAINABLE), run.per_trial)" in source
+    assert "checkpoint_config=tune.CheckpointConfig(\n" in source
+    assert "checkpoint_frequency=2,\n" in source and "checkpoint_at_end=False,\n" in source
+    assert "reuse_actors=specc_runtime.resets_config(trainable)," in source
+    assert "checkpoint_frequency" not in scripts["random"] and "reuse_actors=True," in scripts["random"]
 
 
 def test_every_variant_is_ruff_clean_and_formatted(compiled):

@@ -23,7 +23,7 @@ def later_keys(text: str) -> set[str]:
         f"{section}.{name}"
         for (section, kind), names in LATER_FIELDS.items()
         for name in names
-        if name in (data[section] or {}) and kind in (None, data[section].get("type"))
+        if name in (data.get(section) or {}) and kind in (None, data[section].get("type"))
     }
 
 
