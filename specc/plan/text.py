@@ -36,9 +36,16 @@ def _headline(report: dict) -> str:
         "train": f"one {report['framework']} training run (no tune section)",
         "tune": f"{_count(count, 'trial')}, each one Tune function trainable (no Train worker group)",
         "tune_train": f"{_count(count, 'trial')}, each driving a Ray Train run of {_count(processes, 'worker')}",
-        "objective": f"{_count(count, 'trial')} of the objective function, each in one process",
+        "objective": f"{_count(count, 'trial')} of {_objective(report)}, each in one process",
     }[shape]
     return f"{report['name']}: {what}"
+
+
+def _objective(report: dict) -> str:
+    objective = report.get("objective") or {}
+    if "trainable" in objective:
+        return f"the Trainable class {objective['trainable']}"
+    return f"the objective function {objective['function']}" if "function" in objective else "the objective function"
 
 
 def _search_lines(report: dict) -> list[str]:

@@ -51,7 +51,16 @@ def plan_report(experiment: Experiment, configs: int = 5, machine: dict[str, flo
         "budget": budget(experiment, trials["count"], scheduler),
         "configs": first_configs(experiment, configs, trials["count"]),
         "unit": "step" if experiment.objective is not None else "epoch",  # what budgets and rungs count
+        "objective": _objective(experiment),
     }
+
+
+def _objective(experiment: Experiment) -> dict | None:
+    """What each trial of an objective spec runs: {"function": "module:name"} or {"trainable": "module:Class"}."""
+    objective = experiment.objective
+    if objective is None:
+        return None
+    return {"trainable": objective.trainable} if objective.trainable else {"function": objective.function}
 
 
 def _trials(experiment: Experiment) -> dict:

@@ -275,12 +275,25 @@ def test_text_report_of_one_training_run(write_spec, capsys, monkeypatch):
     ]
 
 
+def test_the_headline_names_what_each_objective_trial_runs(capsys):
+    for spec, runs in [
+        ("objective_optuna.yaml", "the objective function factories.objectives:easy_objective"),
+        ("objective_trainable.yaml", "the Trainable class factories.objectives:PBTBenchmark"),
+    ]:
+        assert main(["plan", str(ROOT / "specs" / spec), "--format", "json"]) == Exit.OK
+        report = json.loads(capsys.readouterr().out)
+        kind = "trainable" if "Trainable" in runs else "function"
+        assert report["objective"] == {kind: runs.rpartition(" ")[2]}
+        assert main(["plan", str(ROOT / "specs" / spec)]) == Exit.OK
+        assert f" trials of {runs}, each in one process" in capsys.readouterr().out.splitlines()[0]
+
+
 def test_json_report(capsys):
     spec = ROOT / "specs" / "digits_asha.yaml"
     assert main(["plan", str(spec), "--format", "json", "--configs", "3", "--set", "tune.num_samples=2"]) == Exit.OK
     report = json.loads(capsys.readouterr().out)
     sections = {"name", "framework", "shape", "trials", "resources", "fit", "scheduler", "budget", "configs", "unit"}
-    assert set(report) == sections
+    assert set(report) == sections | {"objective"} and report["objective"] is None  # a model search runs no objective
     assert report["trials"]["count"] == 4
     assert report["configs"]["values"] == sample_configs(api.load(spec, ["tune.num_samples=2"]).tune, 3)
     assert report["configs"]["of"] == 4
