@@ -306,7 +306,7 @@ def _metric_sums(plan: Plan, loss: str = "loss_fn(outputs, yb) * len(yb)") -> li
     """The per-batch sums of the loss, the example count and each metric (validation's, or with `loss` the
     training step's own)."""
     sums = [loss, "torch.tensor(float(len(yb)), device=device)"]
-    binary = plan.experiment.training.loss == "bce_with_logits"
+    binary = plan.experiment.binary_targets()
     for metric in plan.experiment.training.metrics:
         sums.append(METRIC_SUMS["binary_accuracy" if metric == "accuracy" and binary else metric])
     return [Code(expression) for expression in sums]

@@ -40,7 +40,7 @@ SCHEDULE_MODULES = {"step": set(), "multistep": {"bisect"}, "cosine": {"math"}, 
 
 def tensorflow_context(plan: Plan) -> dict:
     e = plan.experiment
-    binary = e.training.loss == "bce_with_logits"
+    binary = e.binary_targets()
     metrics = ["binary_accuracy" if name == "accuracy" and binary else name for name in e.training.metrics]
     return {
         **activation_context(e, ACTIVATIONS),
@@ -79,7 +79,7 @@ def keras_augment(augment) -> list[str]:
 
 def _target_spec(plan: Plan) -> str:
     """The targets' tf.TensorSpec: float32 columns for regression and bce_with_logits, else int64 class indices."""
-    if plan.task == "regression" or plan.experiment.training.loss == "bce_with_logits":
+    if plan.task == "regression" or plan.experiment.binary_targets():
         return "tf.TensorSpec((None, 1), tf.float32)"
     return "tf.TensorSpec((None,), tf.int64)"
 
