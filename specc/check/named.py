@@ -59,12 +59,22 @@ def framework_of(e: Experiment) -> str:
     return "keras" if e.framework == "tensorflow" else "torch"
 
 
+def named_entry(e: Experiment, field: str) -> catalog.Entry | None:
+    """The catalog's entry for training.<field> (optimizer, lr_schedule, loss) when it names a class of the
+    framework's: None for one of specc's curated names, or a name the catalog lacks. A curated loss name under a
+    Keras loss's `type` is the class specc compiles it to."""
+    section = getattr(e.training, field, None) if e.training is not None else None
+    if not isinstance(section, NamedClass):
+        return None
+    framework, name = framework_of(e), section.type
+    if field == "loss" and framework == "keras":
+        name = KERAS_NAMES.get(name, name)
+    return catalog.lookup(framework, section.family, name)
+
+
 def named_optimizer(e: Experiment) -> catalog.Entry | None:
     """The catalog's entry for a spec's named optimizer (None for a curated one, or a name the catalog lacks)."""
-    optimizer = e.training.optimizer if e.training is not None else None
-    if not isinstance(optimizer, NamedOptimizer):
-        return None
-    return catalog.lookup(framework_of(e), "optimizers", optimizer.type)
+    return named_entry(e, "optimizer")
 
 
 def named_classes(e: Experiment, at: Locator) -> Iterator[Problem]:

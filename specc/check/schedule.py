@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 from specc import catalog
 from specc.check.fields import Locator, did_you_mean
-from specc.check.named import framework_of
+from specc.check.named import framework_of, named_entry
 from specc.spec.errors import Problem
 from specc.spec.experiment import Experiment
-from specc.spec.loss import KERAS_NAMES, NamedLoss, loss_task
+from specc.spec.loss import loss_task
 from specc.spec.schedule import PLATEAU_CLASS, STEPPED_CLASSES, NamedSchedule
 
 WHERE = ("training", "lr_schedule")
@@ -18,20 +18,12 @@ WHERE = ("training", "lr_schedule")
 
 def schedule_entry(e: Experiment) -> catalog.Entry | None:
     """The catalog's entry for a named lr_schedule (None for a curated one, or a name the catalog lacks)."""
-    schedule = e.training.lr_schedule if e.training is not None else None
-    if not isinstance(schedule, NamedSchedule):
-        return None
-    return catalog.lookup(framework_of(e), "lr_schedules", schedule.type)
+    return named_entry(e, "lr_schedule")
 
 
 def loss_entry(e: Experiment) -> catalog.Entry | None:
-    """The catalog's entry for a named loss: a curated name under `type` is the class specc compiles it to."""
-    loss = e.training.loss if e.training is not None else None
-    if not isinstance(loss, NamedLoss):
-        return None
-    framework = framework_of(e)
-    name = KERAS_NAMES.get(loss.type, loss.type) if framework == "keras" else loss.type
-    return catalog.lookup(framework, "losses", name)
+    """The catalog's entry for a named loss (None for one of specc's five names)."""
+    return named_entry(e, "loss")
 
 
 def per(e: Experiment) -> str:
@@ -78,7 +70,7 @@ def schedule_problems(e: Experiment, at: Locator) -> Iterator[Problem]:
             yield at(
                 "E260", "a warm-up cannot precede reduce_on_plateau: it steps on a metric", (*WHERE, "warmup"), hint
             )
-    stepped = per(e) == "step"
+    stepped = per(e) == "step" and (schedule.type != "none" or schedule.warmup is not None)
     if framework_of(e) == "keras" and stepped and not isinstance(schedule, NamedSchedule):
         hint = "per: epoch, or a keras.optimizers.schedules class (e.g. cosine_decay), which counts steps"
         message = f"on tensorflow, the {schedule.type} schedule is stepped once per epoch"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from specc.compiler.activation import activation_context
 from specc.compiler.render import Code
 from specc.compiler.resolve import Plan
+from specc.compiler.schedule_loss import named_loss
 
 ACTIVATIONS = {
     "relu": "keras.layers.ReLU()",
@@ -44,7 +45,7 @@ def tensorflow_context(plan: Plan) -> dict:
     metrics = ["binary_accuracy" if name == "accuracy" and binary else name for name in e.training.metrics]
     return {
         **activation_context(e, ACTIVATIONS),
-        "loss": Code(LOSSES[e.training.loss]),
+        "loss": named_loss(e) or Code(LOSSES[e.training.loss]),
         "keras_metrics": [Code(METRICS[name]) for name in metrics],
         "target_spec": Code(_target_spec(plan)),
         "keras_augment": [Code(layer) for layer in keras_augment(e.dataset.augment)],
@@ -89,7 +90,7 @@ def tensorflow_modules(plan: Plan) -> set[str]:
     modules = {"tensorflow as tf", "tf_keras as keras"}
     if plan.experiment.training.checkpoint_every != "never":
         modules.add("zipfile")  # a checkpoint's model.keras is read whole
-    modules |= SCHEDULE_MODULES[plan.experiment.training.lr_schedule.type]
+    modules |= SCHEDULE_MODULES.get(plan.experiment.training.lr_schedule.type, set())  # a named class: none
     if plan.shape != "tune":
         modules |= {"ray.train", "ray.train.tensorflow"}
     if plan.loader != "ray_data":

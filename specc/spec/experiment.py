@@ -126,6 +126,9 @@ class Experiment(Section):
             return list(self.objective.metrics)
         metrics = self.training.metrics or ()
         train = [f"train_{name}" for name in metrics] if self.training.train_metrics else []
+        schedule = self.training.lr_schedule
+        if schedule.type != "none" or schedule.warmup is not None:
+            train.append("lr")  # the epoch's learning rate, which the schedule sets
         if not self.validates():
             return ["epoch", "train_loss", *train, "num_parameters"]
         return ["epoch", "train_loss", *train, "val_loss", *(f"val_{name}" for name in metrics), "num_parameters"]

@@ -36,6 +36,9 @@ class Warmup(Section):
     )
 
 
+LEFT_OUT = ("per", "warmup", "metric")  # in a dump only when given
+
+
 class Schedule(Section):
     """What every schedule takes: where the loop steps it, and a warm-up before it."""
 
@@ -48,9 +51,9 @@ class Schedule(Section):
 
     @model_serializer(mode="wrap")
     def _unset_left_out(self, handler):
-        """per and warmup only when given: a schedule of the first releases dumps (and compiles) as it did."""
+        """per, warmup and metric only when given: a schedule of the first releases dumps (and compiles) as it did."""
         data = handler(self)
-        return {key: value for key, value in data.items() if key not in ("per", "warmup") or value is not None}
+        return {key: value for key, value in data.items() if key not in LEFT_OUT or value is not None}
 
 
 class NoSchedule(Schedule):
