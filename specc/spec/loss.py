@@ -89,13 +89,20 @@ def loss_type(loss) -> str | None:
     return loss.type if isinstance(loss, NamedLoss) else loss
 
 
+def folded(name: str) -> str:
+    """A loss's name as every spelling of it folds: SmoothL1Loss, smooth_l1_loss and smooth_l1 are smoothl1 (the
+    catalog's spellings differ only in case, underscores and torch's Loss suffix; the spec stage reads no catalog)."""
+    name = name.lower().replace("_", "")
+    return name.removesuffix("loss") or name
+
+
+FOLDED = {framework: {folded(name): task for name, task in table.items()} for framework, table in TASKS.items()}
+
+
 def loss_task(framework: str | None, loss) -> str | None:
-    """classification, binary or regression: what the loss is for (None: a name the catalog cannot place)."""
+    """classification, binary or regression: what the loss is for (None: a name specc cannot place)."""
     if loss is None or isinstance(loss, str):
         return CURATED_TASKS.get(loss) if loss else None
-    from specc import catalog
-
     family = "keras" if framework == "tensorflow" else "torch"
     name = KERAS_NAMES.get(loss.type, loss.type) if family == "keras" else loss.type
-    entry = catalog.lookup(family, "losses", name)
-    return TASKS[family].get(entry.name) if entry is not None else None
+    return FOLDED[family].get(folded(name))

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specc import api, catalog
-from specc.spec.loss import TASKS
+from specc.spec.loss import FOLDED, TASKS, folded
 
 from .test_named_optimizers import FRAMEWORKS, module_of, value_of, wrong_for
 
@@ -134,9 +134,12 @@ def test_every_drivable_loss_builds_and_takes_the_models_logits(write_spec, fram
 
 
 def test_what_each_loss_is_for_covers_the_catalog():
-    """A drivable loss without a meaning in specc.spec.loss.TASKS would be E260: the table names every one."""
+    """A drivable loss without a meaning in specc.spec.loss.TASKS would be E260: the table names every one, and
+    every spelling of one folds to its entry (the spec stage reads no catalog)."""
     for framework in ("torch", "keras"):
         assert set(TASKS[framework]) == {e.name for e in drivable(framework, "losses")}, framework
+        for entry in catalog.family(framework, "losses").values():
+            assert {FOLDED[framework].get(folded(name)) for name in entry.names} == {TASKS[framework].get(entry.name)}
 
 
 def test_a_named_schedule_and_loss_are_located_with_the_class_arguments(write_spec):
