@@ -38,6 +38,16 @@ TYPES = {  # arguments with no default (or None), by name, as Keras' docstrings 
 }
 FILL_MODES = ["constant", "nearest", "reflect", "wrap"]  # tf_keras' image_preprocessing.check_fill_mode
 NOT_DRIVABLE = {
+    "losses": {
+        **dict.fromkeys(
+            ("CategoricalCrossentropy", "CategoricalFocalCrossentropy", "CategoricalHinge"),
+            "it takes one-hot targets, and the data gives class indices: sparse_categorical_crossentropy takes them",
+        ),
+        "KLDivergence": "it compares two probability distributions, and the model outputs logits for class indices",
+        "CosineSimilarity": "it compares the direction of two vectors, and a regression output is one number per "
+        "target: only its sign would count",
+        "Poisson": "it takes a positive rate, and the model's output is unbounded: log of a negative prediction",
+    },
     "augmentations": {
         "RandomHeight": "it changes the images' height by a random factor each batch, so a model with a fixed "
         "input size fails",
@@ -45,6 +55,10 @@ NOT_DRIVABLE = {
         "size fails",
     },
 }
+# The compiled code passes these: a loss gets the model's logits (from_logits=True), a schedule starts from the
+# optimizer's learning rate; ReduceLROnPlateau watches lr_schedule.metric, in its direction.
+SUPPLIED = {"losses": frozenset({"from_logits"}), "lr_schedules": frozenset({"initial_learning_rate"})}
+PLATEAU = frozenset({"monitor", "mode", "verbose"})
 COLOR_LAYERS = ("RandomBrightness", "RandomContrast")  # the other Random* layers move pixels: geometric
 
 
@@ -73,7 +87,14 @@ def lr_schedules() -> dict[str, dict]:
 
     schedules = tf_keras.optimizers.schedules
     found = _classes(schedules, schedules.LearningRateSchedule)
-    return family([_record("lr_schedules", cls, "tf_keras.optimizers.schedules") for cls in found])
+    records = [_record("lr_schedules", cls, "tf_keras.optimizers.schedules") for cls in found]
+    # Keras lowers the rate on a plateau with a callback, not a schedule: the compiled code passes it the metric
+    plateau = record(tf_keras.callbacks.ReduceLROnPlateau, "tf_keras.callbacks", known=known(), supplied=PLATEAU)
+    plateau["var_keyword"] = False  # its **kwargs only take the old name of min_delta
+    for param in plateau["params"]:
+        if param["name"] == "min_lr":  # a learning rate, whose default is written as the integer 0
+            param.update(type="float", type_from="name")
+    return family([*records, plateau], aliases={"reduce_on_plateau": "ReduceLROnPlateau"})
 
 
 def losses() -> dict[str, dict]:
@@ -132,4 +153,5 @@ def _classes(module, base: type) -> list[type]:
 
 def _record(family_name: str, cls: type, module: str, tags: tuple[str, ...] = ()) -> dict:
     reason = NOT_DRIVABLE.get(family_name, {}).get(cls.__name__)
-    return record(cls, module, known=known(), not_drivable=reason, tags=tags)
+    supplied = SUPPLIED.get(family_name, frozenset())
+    return record(cls, module, known=known(), not_drivable=reason, tags=tags, supplied=supplied)

@@ -38,6 +38,19 @@ NOT_DRIVABLE = {
         "TripletMarginWithDistanceLoss": "it takes three inputs (anchor, positive, negative), not outputs and targets",
         "GaussianNLLLoss": "it takes a variance besides the outputs and targets",
         "CTCLoss": "it takes the input and target lengths besides the outputs and targets",
+        "NLLLoss": "it takes log-probabilities, and the model outputs logits: cross_entropy is log_softmax and "
+        "nll_loss in one",
+        "KLDivLoss": "it takes log-probabilities and a distribution per example as the target, and the model "
+        "outputs logits for class indices",
+        "BCELoss": "it takes probabilities, and the model outputs logits: bce_with_logits is sigmoid and bce in one",
+        **dict.fromkeys(
+            ("SoftMarginLoss", "HingeEmbeddingLoss"),
+            "it takes targets of 1 or -1, and the data's are class indices",
+        ),
+        "MultiLabelMarginLoss": "it takes each example's classes as a row of indices padded with -1, and the data "
+        "has one class index per example",
+        "MultiLabelSoftMarginLoss": "it takes a 0/1 target for every class, and the data has one class index per "
+        "example",
     },
     "activations": {
         "MultiheadAttention": "it is an attention layer (embed_dim, num_heads; query, key and value), not an "
@@ -85,7 +98,12 @@ NOT_DRIVABLE = {
         ),
     },
 }
-SUPPLIED = {"optimizers": frozenset({"params"}), "lr_schedules": frozenset({"optimizer"})}
+# The compiled code passes these: the model's parameters, the optimizer, the steps a OneCycleLR spans (the loop
+# knows its epochs and batches), and last_epoch (a resumed run restores the schedule's state instead).
+SUPPLIED = {
+    "optimizers": frozenset({"params"}),
+    "lr_schedules": frozenset({"optimizer", "total_steps", "epochs", "steps_per_epoch", "last_epoch"}),
+}
 SCHEDULE_ALIASES = {  # SPEC §13's short names beside the rule's (`_lr` dropped gives one_cycle, linear, cyclic ...)
     "cosine_warm_restarts": "CosineAnnealingWarmRestarts",
     "reduce_on_plateau": "ReduceLROnPlateau",

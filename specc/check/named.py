@@ -16,12 +16,16 @@ from specc.check.fields import Locator, _describe, did_you_mean
 from specc.read.document import Path
 from specc.spec.errors import Problem, excerpt
 from specc.spec.experiment import Experiment
+from specc.spec.loss import CURATED_LOSSES, KERAS_NAMES
 from specc.spec.model import NEUTRAL_ACTIVATIONS
+from specc.spec.named import NamedClass
+from specc.spec.schedule import CURATED_SCHEDULES
 from specc.spec.training import NamedOptimizer
 from specc.spec.training import _optimizer_tag as _tag
 
-LIBRARY = {"torch": "torch.optim", "keras": "Keras", "ray_tune": "Ray Tune"}
+LIBRARY = {"torch": "torch.optim", "keras": "Keras", "ray_tune": "Ray Tune"}  # whose optimizers, schedules, searchers
 FRAMEWORK = {"torch": "torch.nn", "keras": "Keras"}
+KINDS = {"lr_schedules": "learning-rate schedule", "losses": "loss"}
 KERAS_CLIPPING = ("global_clipnorm", "clipnorm", "clipvalue")  # a Keras optimizer's own gradient clipping
 # What a YAML value can be for each of the catalog's type tags; the other tags (a callable, a tensor, a class) take
 # Python objects no spec can write.
@@ -55,12 +59,22 @@ def framework_of(e: Experiment) -> str:
     return "keras" if e.framework == "tensorflow" else "torch"
 
 
+def named_entry(e: Experiment, field: str) -> catalog.Entry | None:
+    """The catalog's entry for training.<field> (optimizer, lr_schedule, loss) when it names a class of the
+    framework's: None for one of specc's curated names, or a name the catalog lacks. A curated loss name under a
+    Keras loss's `type` is the class specc compiles it to."""
+    section = getattr(e.training, field, None) if e.training is not None else None
+    if not isinstance(section, NamedClass):
+        return None
+    framework, name = framework_of(e), section.type
+    if field == "loss" and framework == "keras":
+        name = KERAS_NAMES.get(name, name)
+    return catalog.lookup(framework, section.family, name)
+
+
 def named_optimizer(e: Experiment) -> catalog.Entry | None:
     """The catalog's entry for a spec's named optimizer (None for a curated one, or a name the catalog lacks)."""
-    optimizer = e.training.optimizer if e.training is not None else None
-    if not isinstance(optimizer, NamedOptimizer):
-        return None
-    return catalog.lookup(framework_of(e), "optimizers", optimizer.type)
+    return named_entry(e, "optimizer")
 
 
 def named_classes(e: Experiment, at: Locator) -> Iterator[Problem]:
@@ -72,6 +86,18 @@ def named_classes(e: Experiment, at: Locator) -> Iterator[Problem]:
     if e.training is None:
         return
     framework, optimizer = framework_of(e), e.training.optimizer
+    for field in ("lr_schedule", "loss"):  # a schedule or loss of the framework's, by name
+        section = getattr(e.training, field)
+        if isinstance(section, NamedClass):
+            name = (
+                KERAS_NAMES.get(section.type, section.type)
+                if field == "loss" and framework == "keras"
+                else section.type
+            )
+            curated = tuple(CURATED_SCHEDULES if field == "lr_schedule" else CURATED_LOSSES)
+            yield from named_problems(
+                framework, section.family, name, section.arguments(), ("training", field), at, curated
+            )
     if isinstance(optimizer, NamedOptimizer):
         given = optimizer.model_extra or {}
         yield from named_problems(framework, "optimizers", optimizer.type, given, ("training", "optimizer"), at)
@@ -136,14 +162,20 @@ def needs_arguments(entry: catalog.Entry) -> list[str]:
     return [param.name for param in entry.params.values() if param.required and not param.supplied]
 
 
-def named_problems(framework: str, family: str, name: str, given: dict, where: Path, at: Locator) -> Iterator[Problem]:
-    kind = family.removesuffix("s").replace("_", " ")
+def named_problems(
+    framework: str, family: str, name: str, given: dict, where: Path, at: Locator, curated: tuple[str, ...] = ()
+) -> Iterator[Problem]:
+    """The name is one of the family's (or close to one of it or of specc's `curated` names), the class can be
+    driven, and each given argument is one of its keyword arguments, of a type and value it takes."""
+    kind = KINDS.get(family, family.removesuffix("s"))
     entry = catalog.lookup(framework, family, name)
     if entry is None:
+        library = (FRAMEWORK if family == "losses" else LIBRARY)[framework]
         close = catalog.did_you_mean(framework, family, name)
         names = [entry.name for entry in catalog.family(framework, family).values() if not entry.not_drivable]
-        hint = f"did you mean '{close[0]}'?" if close else f"{LIBRARY[framework]}'s: " + ", ".join(sorted(names))
-        yield at("E105", f"{LIBRARY[framework]} has no {kind} {excerpt(name)}", (*where, "type"), hint)
+        hint = did_you_mean(name, list(curated)) or (f"did you mean '{close[0]}'?" if close else None)
+        hint = hint or f"{library}'s: " + ", ".join(sorted(names))
+        yield at("E105", f"{library} has no {kind} {excerpt(name)}", (*where, "type"), hint)
         return
     if entry.not_drivable:
         yield at("E260", f"{entry.path} cannot be the {kind} here: {entry.not_drivable}", (*where, "type"))

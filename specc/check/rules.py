@@ -19,6 +19,7 @@ from specc.check.named import named_classes
 from specc.check.numbers import numbers_ray_runs
 from specc.check.objective import check_objective
 from specc.check.ray_classes import ray_class_problems
+from specc.check.schedule import loss_problems, schedule_problems
 from specc.check.search_space import (
     compiled_in,
     data_fixed,
@@ -36,16 +37,10 @@ from specc.read.document import Path, SourceMap
 from specc.read.project import Project
 from specc.spec.errors import Problem
 from specc.spec.experiment import Experiment
+from specc.spec.loss import loss_task, loss_type
 from specc.spec.model import MODEL_TYPES
 from specc.spec.stop import RAY_RESULT_KEYS, parse_condition
 
-LOSS_TASK = {
-    "cross_entropy": "classification",
-    "bce_with_logits": "classification",
-    "mse": "regression",
-    "l1": "regression",
-    "huber": "regression",
-}
 METRIC_TASK = {
     "accuracy": "classification",
     "top5_accuracy": "classification",
@@ -446,19 +441,22 @@ def keras_weight_decay(e: Experiment, at: Locator) -> Iterator[Problem]:
 
 def task_fit(e: Experiment, at: Locator) -> Iterator[Problem]:
     task, classes = e.task(), e.dataset.known_classes()
-    loss = e.training.loss
-    if LOSS_TASK[loss] != task:
+    loss, meaning = e.training.loss, loss_task(e.framework, e.training.loss)
+    name = loss_type(loss)
+    where = ("training", "loss") if isinstance(loss, str) else ("training", "loss", "type")
+    if meaning is not None and (meaning == "regression") != (task == "regression"):
         yield at(
             "E208",
-            f"loss {loss} is for {LOSS_TASK[loss]}, but the {e.dataset.type} dataset is {task}",
-            ("training", "loss"),
+            f"loss {name} is for {'regression' if meaning == 'regression' else 'classification'}, but the "
+            f"{e.dataset.type} dataset is {task}",
+            where,
         )
-    if loss == "bce_with_logits" and classes not in (None, 2):
+    elif meaning == "binary" and classes not in (None, 2):
         yield at(
             "E208",
-            f"bce_with_logits is for 2 classes; the dataset has {classes}",
-            ("training", "loss"),
-            "use cross_entropy",
+            f"{name} is for 2 classes (one logit per example); the dataset has {classes}",
+            where,
+            "use cross_entropy" if e.framework == "torch" else "use cross_entropy (sparse_categorical_crossentropy)",
         )
     for index, metric in enumerate(e.training.metrics or ()):
         if METRIC_TASK[metric] != task:
@@ -752,6 +750,8 @@ RULES = (
     needs_tune,
     framework_support,
     named_classes,
+    schedule_problems,
+    loss_problems,
     keras_weight_decay,
     task_fit,
     model_takes_data,

@@ -16,15 +16,16 @@ from pydantic.errors import PydanticInvalidForJsonSchema
 
 from specc.check.fields import Locator, did_you_mean
 from specc.check.named import annotation as annotation_of
-from specc.check.named import named_optimizer
+from specc.check.named import named_entry
 from specc.read.document import Path
 from specc.read.loader import list_index
 from specc.spec.dataset import FILE_TYPES
 from specc.spec.errors import Problem, excerpt
 from specc.spec.experiment import Experiment
+from specc.spec.named import NamedClass
+from specc.spec.schedule import LEFT_OUT
 from specc.spec.search import SUPPORTED_DISTRIBUTIONS
 from specc.spec.space import Distribution, has_ray_directive
-from specc.spec.training import NamedOptimizer
 
 SEARCHABLE = ("model", "dataset", "training")
 # With these loaders the data is prepared once by the driver, before any trial samples its config.
@@ -50,7 +51,9 @@ def space_paths(e: Experiment, at: Locator) -> Iterator[Problem]:
             entry_path = (*where, key)
             parts = key.split(".")
             problem = None if _named_argument(e, parts) else _path_problem(resolved, parts)
-            entry = named_optimizer(e) if problem and parts[:2] == ["training", "optimizer"] else None
+            if parts[:2] == ["training", "lr_schedule"] and parts[2:] and parts[2] in LEFT_OUT:
+                problem = None  # a field every schedule has, left out of the dump when not given (compiled_in)
+            entry = named_entry(e, parts[1]) if problem and parts[0] == "training" and len(parts) > 1 else None
             if entry is not None:  # the class's own arguments, which the spec need not have given
                 listed = f"{entry.class_name}'s arguments: {', '.join(entry.settable)}"
                 problem = (
@@ -79,8 +82,9 @@ def space_paths(e: Experiment, at: Locator) -> Iterator[Problem]:
 
 
 def _named_argument(e: Experiment, parts: list[str]) -> bool:
-    """An argument of a named optimizer's class (training.optimizer.rho), which the spec need not give to search it."""
-    entry = named_optimizer(e) if parts[:2] == ["training", "optimizer"] and len(parts) == 3 else None
+    """An argument of the class a training section names (training.optimizer.rho, training.lr_schedule.max_lr,
+    training.loss.label_smoothing), which the spec need not give to search it."""
+    entry = named_entry(e, parts[1]) if parts[0] == "training" and len(parts) == 3 else None
     return entry is not None and parts[2] in entry.settable
 
 
@@ -189,8 +193,9 @@ def field_adapter(e: Experiment, parts: list[str]) -> TypeAdapter:
     route = []  # the models and field names passed through: what the annotation depends on
     for part in parts:
         route.append((type(node), part if isinstance(node, BaseModel) else None))
-        if isinstance(node, NamedOptimizer) and part not in type(node).model_fields:
-            return _cached_adapter((*route,), annotation_of(named_optimizer(e), part))  # the class's own argument
+        if isinstance(node, NamedClass) and part not in type(node).model_fields:
+            entry = named_entry(e, parts[1])  # the class's own argument
+            return _cached_adapter((*route, entry and entry.name), annotation_of(entry, part))
         if isinstance(node, BaseModel):
             field = type(node).model_fields[part]
             metadata = [*field.metadata, *([Field(discriminator=field.discriminator)] if field.discriminator else [])]
@@ -441,6 +446,9 @@ COMPILED_IN = {
     "training.train_metrics": "whether the script computes metrics on the training batches",
     "training.mixed_precision": "whether the script trains under autocast with a gradient scaler",
     "training.loss": "the script's loss function and the form of its targets",
+    "training.lr_schedule.per": "where the script's loop steps the schedule",
+    "training.lr_schedule.warmup": "whether the script builds a warm-up before the schedule",
+    "training.lr_schedule.metric": "which reported metric the script steps the schedule on, in which direction",
 }
 
 

@@ -68,7 +68,7 @@ def _aggregates(plan: Plan) -> list[str]:
 
 
 def _counts_classes(plan: Plan) -> bool:
-    return plan.task == "classification" and plan.experiment.training.loss != "bce_with_logits"
+    return plan.task == "classification" and not plan.experiment.binary_targets()
 
 
 def _preprocessors(plan: Plan) -> list[str]:

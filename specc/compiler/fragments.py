@@ -14,6 +14,7 @@ from specc.compiler.data_fragments import data_context, data_imports
 from specc.compiler.keras_fragments import tensorflow_context, tensorflow_modules
 from specc.compiler.render import WIDTH, Code, Multiline, literal
 from specc.compiler.resolve import Plan, is_searched
+from specc.compiler.schedule_loss import call_arguments, named_loss, schedule_context
 from specc.compiler.tune_fragments import optimizer_types, population_train, tune_context, tune_imports
 from specc.spec.dump import dump_recorded
 
@@ -97,7 +98,9 @@ def context(plan: Plan, script_name: str, docstring: str | None = None) -> dict:
         "imports": _imports(plan),
         "config": plan.config,
         **activation_context(e, ACTIVATIONS),
-        "loss": Code(LOSSES[e.training.loss]),
+        "loss": named_loss(e) or Code(LOSSES[e.training.loss]),
+        "named_loss": named_loss(e) is not None,
+        "schedule": schedule_context(e),
         "num_outputs_expr": Code(str(plan.num_outputs) if plan.num_outputs else "int(y_train.max()) + 1"),
         "metric_sums": _metric_sums(plan),
         "metric_names": _metric_names(plan),
@@ -285,7 +288,7 @@ def _metric_sums(plan: Plan, loss: str = "loss_fn(outputs, yb) * len(yb)") -> li
     """The per-batch sums of the loss, the example count and each metric (validation's, or with `loss` the
     training step's own)."""
     sums = [loss, "torch.tensor(float(len(yb)), device=device)"]
-    binary = plan.experiment.training.loss == "bce_with_logits"
+    binary = plan.experiment.binary_targets()
     for metric in plan.experiment.training.metrics:
         sums.append(METRIC_SUMS["binary_accuracy" if metric == "accuracy" and binary else metric])
     return [Code(expression) for expression in sums]
@@ -361,10 +364,7 @@ def named_optimizers(e) -> dict[str, Code]:
         if found is None:
             continue
         args = ["parameters"] if framework == "torch" else []
-        for key in (key for key in dict.fromkeys(keys) if key in found.settable):  # the class's own names only
-            types = found.params[key].types
-            value = f"cfg[{literal(key)}]"
-            args.append(f"{key}=tuple({value})" if "tuple" in types and "list" not in types else f"{key}={value}")
+        args += call_arguments(found, keys, "cfg")  # the class's own names only
         if framework == "keras" and e.training.grad_clip_norm is not None and "global_clipnorm" not in keys:
             args.append("global_clipnorm=clip_norm")
         module = "torch.optim" if framework == "torch" else "keras.optimizers"
@@ -435,7 +435,8 @@ def script_name(output: str | None, plan: Plan) -> str:
 
 def _checkpointed(e) -> list[str]:
     """What a torch checkpoint holds beside the model and the optimizer: the state of the objects the spec uses."""
-    return (["lr_schedule"] if e.training.lr_schedule.type != "none" else []) + (
+    schedule = e.training.lr_schedule
+    return (["lr_schedule"] if schedule.type != "none" or schedule.warmup is not None else []) + (
         ["scaler"] if e.training.mixed_precision else []
     )
 

@@ -10,6 +10,7 @@ from specc.compiler.activation import activation_context
 from specc.compiler.augment import keras_augment
 from specc.compiler.render import Code
 from specc.compiler.resolve import Plan
+from specc.compiler.schedule_loss import named_loss
 
 ACTIVATIONS = {
     "relu": "keras.layers.ReLU()",
@@ -41,11 +42,11 @@ SCHEDULE_MODULES = {"step": set(), "multistep": {"bisect"}, "cosine": {"math"}, 
 
 def tensorflow_context(plan: Plan) -> dict:
     e = plan.experiment
-    binary = e.training.loss == "bce_with_logits"
+    binary = e.binary_targets()
     metrics = ["binary_accuracy" if name == "accuracy" and binary else name for name in e.training.metrics]
     return {
         **activation_context(e, ACTIVATIONS),
-        "loss": Code(LOSSES[e.training.loss]),
+        "loss": named_loss(e) or Code(LOSSES[e.training.loss]),
         "keras_metrics": [Code(METRICS[name]) for name in metrics],
         "target_spec": Code(_target_spec(plan)),
         "keras_augment": [Code(layer) for layer in keras_augment(e.dataset.augment)],
@@ -54,7 +55,7 @@ def tensorflow_context(plan: Plan) -> dict:
 
 def _target_spec(plan: Plan) -> str:
     """The targets' tf.TensorSpec: float32 columns for regression and bce_with_logits, else int64 class indices."""
-    if plan.task == "regression" or plan.experiment.training.loss == "bce_with_logits":
+    if plan.task == "regression" or plan.experiment.binary_targets():
         return "tf.TensorSpec((None, 1), tf.float32)"
     return "tf.TensorSpec((None,), tf.int64)"
 
@@ -64,7 +65,7 @@ def tensorflow_modules(plan: Plan) -> set[str]:
     modules = {"tensorflow as tf", "tf_keras as keras"}
     if plan.experiment.training.checkpoint_every != "never":
         modules.add("zipfile")  # a checkpoint's model.keras is read whole
-    modules |= SCHEDULE_MODULES[plan.experiment.training.lr_schedule.type]
+    modules |= SCHEDULE_MODULES.get(plan.experiment.training.lr_schedule.type, set())  # a named class: none
     if plan.shape != "tune":
         modules |= {"ray.train", "ray.train.tensorflow"}
     if plan.loader != "ray_data":

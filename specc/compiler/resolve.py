@@ -133,7 +133,7 @@ def spec_hash(experiment: Experiment) -> str:
 
 
 def _num_outputs(experiment: Experiment) -> int | None:
-    if experiment.task() == "regression" or experiment.training.loss == "bce_with_logits":
+    if experiment.task() == "regression" or experiment.binary_targets():
         return 1
     model_classes = getattr(experiment.model, "num_classes", None)
     return model_classes or experiment.dataset.known_classes()

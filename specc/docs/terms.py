@@ -179,8 +179,25 @@ MEANING: dict[str, str] = {
     "`nn.HuberLoss`. Keras: `SparseCategoricalCrossentropy(from_logits=True)`, `MeanSquaredError`, "
     "`BinaryCrossentropy(from_logits=True)`, `MeanAbsoluteError`, `Huber`.",
     "training.optimizer": "`make_optimizer`: a `torch.optim` optimizer or a `keras.optimizers` one.",
-    "training.lr_schedule": "torch: a `torch.optim.lr_scheduler` stepped once per epoch. Keras: the learning rate "
-    "set at each epoch's start, computed as torch's scheduler would.",
+    "training.lr_schedule": "torch: a `torch.optim.lr_scheduler`, stepped once per epoch (or per optimizer step). "
+    "Keras: the learning rate set at each epoch's start by a `LearningRateScheduler`, computed as torch's scheduler "
+    "would; a `keras.optimizers.schedules` class stepped per step is the optimizer's learning_rate. Each epoch "
+    "reports its rate as `lr`.",
+    "training.loss.type": "Any loss of the catalog: `nn.<Class>` ([torch's](catalog-torch.md#losses)) or "
+    "`keras.losses.<Class>` ([Keras'](catalog-keras.md#losses), with `from_logits=True` where it takes it). A "
+    "specc name (cross_entropy, mse, bce_with_logits, l1, huber) is the class it compiles to.",
+    "training.lr_schedule.per": "epoch: `scheduler.step()` after each epoch (Keras: a `LearningRateScheduler`). "
+    "step: after each `optimizer.step()` (Keras: the schedule as the optimizer's `learning_rate`).",
+    "training.lr_schedule.warmup": "torch: `SequentialLR([LinearLR(optimizer, start_factor, total_iters=epochs), "
+    "schedule], milestones=[epochs])`. Keras: the same rates, per epoch.",
+    "training.lr_schedule.warmup.epochs": "`LinearLR(total_iters=...)`, and the `SequentialLR`'s milestone.",
+    "training.lr_schedule.warmup.start_factor": "`LinearLR(start_factor=...)`.",
+    "training.lr_schedule.other.type": "Any schedule of the catalog: `torch.optim.lr_scheduler.<Class>` "
+    "([torch's](catalog-torch.md#lr_schedules)) or `keras.optimizers.schedules.<Class>` "
+    "([Keras'](catalog-keras.md#lr_schedules)); the optimizer, a OneCycleLR's step counts and a Keras schedule's "
+    "`initial_learning_rate` come from the script. reduce_on_plateau on Keras is the `ReduceLROnPlateau` callback.",
+    "training.lr_schedule.other.metric": "torch: `scheduler.step(metrics[metric])` and `mode=`; Keras: "
+    "`ReduceLROnPlateau(monitor=..., mode=...)`, with train_loss as Keras' logs name it (`loss`).",
     "training.metrics": "Computed on the validation batches and reported as `val_<name>` with `ray.train.report`. "
     "Keras: `SparseCategoricalAccuracy`, `SparseTopKCategoricalAccuracy(k=5)`, `MeanSquaredError`, "
     "`MeanAbsoluteError`.",
@@ -467,6 +484,13 @@ EXAMPLES: dict[str, object] = {
     "training.validation_steps": 10,
     "training.train_metrics": True,
     "training.optimizer.other.type": "nadam",
+    "training.loss.type": "smooth_l1",
+    "training.lr_schedule.per": "step",
+    "training.lr_schedule.warmup": {"epochs": 2, "start_factor": 0.1},
+    "training.lr_schedule.warmup.epochs": 2,
+    "training.lr_schedule.warmup.start_factor": 0.1,
+    "training.lr_schedule.other.type": "one_cycle",
+    "training.lr_schedule.other.metric": "val_accuracy",
     "training.optimizer.sgd.lr": 0.1,
     "training.optimizer.adam.lr": 0.0003,
     "training.optimizer.adamw.lr": 0.0003,

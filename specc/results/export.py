@@ -18,13 +18,14 @@ from specc.compiler.checkpoint_files import PREPROCESSING
 from specc.results.after import run_script, trained_run, write_in_run
 from specc.results.best_checkpoint import BestCheckpoint
 from specc.spec.errors import UsageError, printable
+from specc.spec.loss import loss_task
 
 SCRIPT = "export.py"
 FORMATS = {"torchscript": "torch", "onnx": "torch", "saved_model": "tensorflow"}
 # What the model's outputs are, by the spec's loss
-OUTPUTS = {
-    "cross_entropy": "logits, one per class (their softmax: the class probabilities)",
-    "bce_with_logits": "one logit (its sigmoid: the probability of class 1)",
+OUTPUTS = {  # by what the loss is for (specc.spec.loss.loss_task)
+    "classification": "logits, one per class (their softmax: the class probabilities)",
+    "binary": "one logit (its sigmoid: the probability of class 1)",
 }
 
 
@@ -128,7 +129,9 @@ def _described(trained, fmt: str, output: str, checked: dict) -> dict:
             "dtype": "float32",
             "layout": layout if len(shape) == 3 else "features",
         },
-        "outputs": OUTPUTS.get(experiment.training.loss, "the regression outputs, in the label's units"),
+        "outputs": OUTPUTS.get(
+            loss_task(experiment.framework, experiment.training.loss), "the regression outputs, in the label's units"
+        ),
         "checked": {"max_abs_difference": checked["max_abs_difference"], "examples": checked["examples"]},
         "run": {"name": experiment.name, "checkpoint": os.path.basename(best.directory), "trial_id": best.trial_id},
     }

@@ -10,6 +10,7 @@ from pydantic_core import PydanticCustomError
 from specc.spec.base import Name, Section, describe
 from specc.spec.cluster import Cluster
 from specc.spec.dataset import Dataset
+from specc.spec.loss import loss_task
 from specc.spec.model import Model
 from specc.spec.objective import Objective
 from specc.spec.run import Run
@@ -17,7 +18,7 @@ from specc.spec.scaling import Scaling
 from specc.spec.scheduler import Scheduler
 from specc.spec.search import Tune
 from specc.spec.stop import Stop
-from specc.spec.training import REGRESSION_LOSSES, Training
+from specc.spec.training import Training
 
 SUPPORTED_VERSIONS = (1,)
 
@@ -119,7 +120,11 @@ class Experiment(Section):
         known = self.dataset.known_task()
         if known:
             return known
-        return "regression" if self.training.loss in REGRESSION_LOSSES else "classification"
+        return "regression" if loss_task(self.framework, self.training.loss) == "regression" else "classification"
+
+    def binary_targets(self) -> bool:
+        """Whether the loss takes one logit per example and 0/1 float targets (bce_with_logits and its kind)."""
+        return self.training is not None and loss_task(self.framework, self.training.loss) == "binary"
 
     def reported_metrics(self) -> list[str]:
         """Every metric name a trial reports each epoch (SPEC §5), and num_parameters (SPEC §12): the model's trainable
@@ -128,6 +133,9 @@ class Experiment(Section):
             return list(self.objective.metrics)
         metrics = self.training.metrics or ()
         train = [f"train_{name}" for name in metrics] if self.training.train_metrics else []
+        schedule = self.training.lr_schedule
+        if schedule.type != "none" or schedule.warmup is not None:
+            train.append("lr")  # the epoch's learning rate, which the schedule sets
         if not self.validates():
             return ["epoch", "train_loss", *train, "num_parameters"]
         return ["epoch", "train_loss", *train, "val_loss", *(f"val_{name}" for name in metrics), "num_parameters"]

@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-from itertools import pairwise
 from typing import Annotated, Literal, Union
 
 from pydantic import (
-    AfterValidator,
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
     Discriminator,
     Field,
-    StringConstraints,
     Tag,
-    WithJsonSchema,
 )
-from pydantic_core import PydanticCustomError
 
 from specc.spec.base import (
-    IDENTIFIER_PATTERN,
     NonNegativeFloat,
     NonNegativeInt,
     PositiveFloat,
@@ -28,14 +20,15 @@ from specc.spec.base import (
     Seed,
     describe,
 )
+from specc.spec.loss import REGRESSION_LOSSES, Loss, LossField  # noqa: F401 (REGRESSION_LOSSES, Loss: re-exported)
+from specc.spec.named import NamedClass, named_type, spelling, tagger
+from specc.spec.schedule import LRSchedule, NoSchedule
 
-Loss = Literal["cross_entropy", "mse", "bce_with_logits", "l1", "huber"]
 Metric = Literal["accuracy", "top5_accuracy", "mse", "mae"]
 Momentum = Annotated[float, Field(ge=0, lt=1)]
 Beta = Annotated[float, Field(ge=0, lt=1)]
 Decay = Annotated[float, Field(gt=0, le=1)]
 
-REGRESSION_LOSSES = ("mse", "l1", "huber")
 # N epochs or never: one error for a wrong value (a number's range, or the word's choice), not one per member.
 Cadence = Annotated[
     Union[Annotated[NonNegativeInt, Tag("int")], Annotated[Literal["never"], Tag("str")]],
@@ -81,34 +74,18 @@ class RMSprop(Section):
 CURATED_OPTIMIZERS = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop"}
 
 
-class NamedOptimizer(Section):
+class NamedOptimizer(NamedClass):
     """Any other optimizer torch.optim (torch) or Keras (tensorflow) offers, by its snake_case name (adadelta,
     nadam, lion) or its class name as written (Adadelta); the other keys are its constructor's keyword arguments,
     checked against its own signature (specc's catalog: specc/catalog)."""
 
-    model_config = ConfigDict(**{**Section.model_config, "extra": "allow"})  # past `type`: the class's arguments
-    type: Annotated[
-        str,
-        StringConstraints(pattern=IDENTIFIER_PATTERN),
-        WithJsonSchema({"type": "string", "pattern": IDENTIFIER_PATTERN, "not": {"enum": list(CURATED_OPTIMIZERS)}}),
-    ] = describe("An optimizer class of torch.optim or keras.optimizers, by snake_case or class name.")
+    family = "optimizers"
+    type: named_type(CURATED_OPTIMIZERS) = describe(
+        "An optimizer class of torch.optim or keras.optimizers, by snake_case or class name."
+    )
 
 
-_BY_CLASS_NAME = {class_name: name for name, class_name in CURATED_OPTIMIZERS.items()}
-
-
-def _optimizer_tag(value) -> str | None:
-    if not isinstance(value, dict | BaseModel):
-        return None  # not a mapping: pydantic says so, at the optimizer
-    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return kind if isinstance(kind, str) and kind in CURATED_OPTIMIZERS else "named"
-
-
-def _curated_spelling(value):
-    """A curated optimizer named as its class is (Adam, SGD): the curated section, as its snake_case name."""
-    if isinstance(value, dict) and isinstance(value.get("type"), str) and value["type"] in _BY_CLASS_NAME:
-        return {**value, "type": _BY_CLASS_NAME[value["type"]]}
-    return value
+_optimizer_tag = tagger(CURATED_OPTIMIZERS)
 
 
 Optimizer = Annotated[
@@ -120,46 +97,8 @@ Optimizer = Annotated[
         Annotated[NamedOptimizer, Tag("named")],
     ],
     Discriminator(_optimizer_tag),
-    BeforeValidator(_curated_spelling),
+    BeforeValidator(spelling({class_name: name for name, class_name in CURATED_OPTIMIZERS.items()})),
 ]
-
-
-class NoSchedule(Section):
-    type: Literal["none"] = describe("A constant learning rate.")
-
-
-class StepLR(Section):
-    type: Literal["step"] = describe("Multiply the LR by gamma every step_size epochs.")
-    step_size: PositiveInt = describe("Epochs between decays.")
-    gamma: Decay = describe("Multiplicative factor of each decay.", 0.1)
-
-
-def _increasing(milestones: list[int]) -> list[int]:
-    if any(b <= a for a, b in pairwise(milestones)):
-        raise PydanticCustomError("not_increasing", "milestones must be strictly increasing")
-    return milestones
-
-
-class MultiStepLR(Section):
-    type: Literal["multistep"] = describe("Multiply the LR by gamma at each milestone epoch.")
-    milestones: Annotated[list[PositiveInt], AfterValidator(_increasing)] = describe(
-        "Epochs at which the LR decays, increasing.", min_length=1
-    )
-    gamma: Decay = describe("Multiplicative factor of each decay.", 0.1)
-
-
-class CosineLR(Section):
-    type: Literal["cosine"] = describe("Cosine annealing from the initial LR to eta_min.")
-    t_max: PositiveInt | None = describe("Epochs of one half cosine; default: training.epochs.", None)
-    eta_min: NonNegativeFloat = describe("Final learning rate.", 0.0)
-
-
-class ExponentialLR(Section):
-    type: Literal["exponential"] = describe("Multiply the LR by gamma every epoch.")
-    gamma: Decay = describe("Multiplicative factor per epoch.", 0.95)
-
-
-LRSchedule = Annotated[Union[NoSchedule, StepLR, MultiStepLR, CosineLR, ExponentialLR], Field(discriminator="type")]
 
 
 class Training(Section):
@@ -167,14 +106,14 @@ class Training(Section):
     (and `train_<metric>` with train_metrics), and `num_parameters`: the model's trainable parameters."""
 
     epochs: PositiveInt = describe("Epochs to train; one report per epoch (Tune's training_iteration).", 10)
-    loss: Loss | None = describe(
-        "cross_entropy | mse | bce_with_logits | l1 | huber; default: cross_entropy for classification, "
-        "mse for regression.",
+    loss: LossField | None = describe(
+        "cross_entropy | mse | bce_with_logits | l1 | huber, or {type: <a loss class of torch.nn or keras.losses>, "
+        "...its arguments}; default: cross_entropy for classification, mse for regression.",
         None,
     )
     optimizer: Optimizer = describe("The optimizer, by type.", Adam.model_construct(type="adam"))
     lr_schedule: LRSchedule = describe(
-        "How the learning rate changes per epoch.", NoSchedule.model_construct(type="none")
+        "How the learning rate changes, per epoch or per step.", NoSchedule.model_construct(type="none")
     )
     metrics: list[Metric] | None = describe(
         "Validation metrics reported each epoch as val_<name>; default: [accuracy] for classification, "

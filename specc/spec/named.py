@@ -1,0 +1,54 @@
+"""What a named class's section shares (SPEC §13): a section of the spec that names one of its framework's classes
+by `type` and gives its keyword arguments beside it, and the union that tells it from the sections specc documents
+field by field (the curated names, which keep their fields)."""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar
+
+from pydantic import BaseModel, ConfigDict, StringConstraints, WithJsonSchema
+
+from specc.spec.base import IDENTIFIER_PATTERN, Section
+
+
+class NamedClass(Section):
+    """A class of the framework's, by `type`; its other keys are the class's keyword arguments, checked against its
+    own signature from specc's catalog (specc/catalog, specc.check.named)."""
+
+    model_config = ConfigDict(**{**Section.model_config, "extra": "allow"})  # past `type`: the class's arguments
+    family: ClassVar[str]  # the catalog's family: optimizers, lr_schedules, losses
+
+    def arguments(self) -> dict:
+        """The class's keyword arguments as the spec gives them."""
+        return dict(self.model_extra or {})
+
+
+def named_type(curated):
+    """The `type` of a named class: an identifier, none of the curated names (which their own sections take)."""
+    schema = {"type": "string", "pattern": IDENTIFIER_PATTERN, "not": {"enum": list(curated)}}
+    return Annotated[str, StringConstraints(pattern=IDENTIFIER_PATTERN), WithJsonSchema(schema)]
+
+
+def tagger(curated):
+    """The discriminator of a union of curated sections and a named one: a mapping's `type` when it is a curated
+    name, else "named"; None for what is not a mapping (pydantic says so, at the field)."""
+
+    def tag(value) -> str | None:
+        if not isinstance(value, dict | BaseModel):
+            return None
+        kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+        return kind if isinstance(kind, str) and kind in curated else "named"
+
+    return tag
+
+
+def spelling(by_class_name: dict[str, str]):
+    """A curated class named as its class is (Adam, StepLR): the curated section, under its snake_case name."""
+
+    def spelled(value):
+        kind = value.get("type") if isinstance(value, dict) else None
+        if isinstance(kind, str) and kind in by_class_name:
+            return {**value, "type": by_class_name[kind]}
+        return value
+
+    return spelled
