@@ -371,7 +371,7 @@ def make_datasets(cfg, cpus):
     mode = "L"
     order = ray.data.FileShuffleConfig(seed=cfg["shuffle_seed"])  # a new order of the files each epoch
     datasets = {}
-    for name in ("train", "validation"):
+    for name in files:
         paths, labels = [path for path, _ in files[name]], [label for _, label in files[name]]
         images = ImageBlocks(paths, size, mode, {"y": labels}, order if name == "train" else None)
         datasets[name] = limited(ray.data.read_datasource(images).map_batches(model_inputs), cpus)

@@ -236,6 +236,7 @@ class ReportEpoch(keras.callbacks.Callback):
         # training_iteration and the progress lines do
         metrics = {"epoch": epoch + 1, "train_loss": float(logs["loss"])}
         metrics.update({name: float(value) for name, value in logs.items() if name.startswith("val_")})
+        metrics["lr"] = float(keras.backend.get_value(self.model.optimizer.learning_rate))  # the epoch's, at its end
         # With every epoch, so Tune's last result holds it; trainable only, as torch counts (a subclassed model is built
         # by its first batch)
         metrics["num_parameters"] = sum(int(np.prod(weight.shape)) for weight in self.model.trainable_weights)

@@ -173,6 +173,7 @@ def train_func(config):
         metrics = {"epoch": epoch + 1, "train_loss": train_loss, **evaluate(model, loss_fn, val_loader, device)}
         # With every epoch, so Tune's last result holds it (tune.metric, stop); counted once trained (lazy layers exist)
         metrics["num_parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
+        metrics["lr"] = optimizer.param_groups[0]["lr"]  # the epoch's learning rate
         lr_schedule.step()
         history.append(metrics)
         diverging = specc_runtime.diverged(metrics)  # the same on every worker: the losses are added up across them

@@ -877,6 +877,28 @@ def use_spec_dir(spec_dir, import_dirs=(".",)):
     sys.path[:0] = [directory for directory in dict.fromkeys(wanted) if directory not in sys.path]
 
 
+def project_modules(spec_dir, import_dirs=(".",), keep=()):
+    """The modules imported so far from the spec's import directories (the project's own), less the files `keep`
+    (this script and its runtime, which the trials import as they are)."""
+    roots = [os.path.realpath(os.path.join(spec_dir, relative)) + os.sep for relative in import_dirs]
+    kept = {os.path.realpath(path) for path in keep}
+    found = []
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not path or os.path.realpath(path) in kept:
+            continue
+        if any(os.path.realpath(path).startswith(root) for root in roots):
+            found.append(module)
+    return found
+
+
+def resets_config(trainable):
+    """Whether a ray.tune.Trainable class defines reset_config: then Tune may hand a finished trial's process the
+    next trial (reuse_actors), and PBT a trial's new config, without starting a process (Trainable's own returns
+    False, and Tune would fail the trial it reuses a process for)."""
+    return getattr(trainable, "reset_config", None) is not ray.tune.Trainable.reset_config
+
+
 def spec_dir_on_node(config):
     """The spec's directory as this process sees it: on a cluster's node, its place in the job's working directory,
     which Ray unpacks there and puts first on PYTHONPATH (Ray Train and Tune move the current directory elsewhere);
@@ -1373,6 +1395,21 @@ class Run:
         use_spec_dir(where["spec_dir"], import_dirs)
         load_factory(reference)
         return ray.tune.with_parameters(run_objective, reference=reference, where=where, import_dirs=import_dirs)
+
+    def trainable(self, reference):
+        """An objective search's ray.tune.Trainable class: objective.trainable (`reference`), imported here from the
+        spec's directory (as objective() finds a function). Tune builds the class in each trial's process from its
+        pickle, where the spec's directory is not on the import path: the project's modules imported with it are
+        pickled by value (ray.cloudpickle.register_pickle_by_value), as Ray advises for modules its workers lack."""
+        objective = self.experiment["objective"]
+        here = os.path.dirname(os.path.abspath(self.script))
+        spec_dir = os.path.normpath(os.path.join(here, objective["spec_dir"]))
+        import_dirs = objective.get("import_dirs", (".",))
+        use_spec_dir(spec_dir, import_dirs)
+        trainable = load_factory(reference)
+        for module in project_modules(spec_dir, import_dirs, keep=(self.script, __file__)):
+            ray.cloudpickle.register_pickle_by_value(module)
+        return trainable
 
     def steps_stopper(self, rules=None):
         """When an objective's trial ends: after objective.max_steps reports (1 with --smoke; Tune counts reports as
