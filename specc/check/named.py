@@ -193,7 +193,7 @@ def named_problems(
             continue
         param = entry.params[key]
         if not any(TAKES.get(tag, lambda v: False)(value) for tag in param.types):
-            wanted = " or ".join(dict.fromkeys(WORDS[tag] for tag in sorted(param.types) if tag in WORDS))
+            wanted = " or ".join(dict.fromkeys(WORDS[tag] for tag in sorted(_said(param.types)) if tag in WORDS))
             message = f"{entry.class_name}'s {key} is {wanted or 'a Python object a spec cannot write'}"
             yield at("E103", f"{message}, got {_describe(value)}", (*where, key), listed)
         elif param.choices and value not in param.choices:
@@ -203,6 +203,11 @@ def named_problems(
     missing = [p.name for p in entry.params.values() if p.required and not p.supplied and p.name not in given]
     if missing:
         yield at("E102", f"{entry.path} needs {', '.join(missing)}", where, listed)
+
+
+def _said(types) -> set[str]:
+    """The type tags as a problem names them: a float takes integers too, so "a number" says both."""
+    return types - {"int"} if "float" in types else types
 
 
 def annotation(entry: catalog.Entry, key: str) -> Any:

@@ -1,5 +1,6 @@
 """`training.loss`: one of the five names specc documents (cross_entropy, mse, bce_with_logits, l1, huber), or
-`{type: <name>, ...}`: any loss class of torch.nn or keras.losses with its keyword arguments (SPEC §13).
+`{type: <name>, ...}`: any loss class of torch.nn or keras.losses with its keyword arguments (SPEC §13); the bare
+name of such a class is the class with its defaults.
 
 What a loss means for the task decides the targets' form and the checks that tie it to the dataset: `TASKS` says
 it for every loss the loop can drive (a test keeps it whole against the catalog).
@@ -7,11 +8,12 @@ it for every loss the loop can drive (a test keeps it whole against the catalog)
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal, Union
 
-from pydantic import BeforeValidator, Discriminator, Tag
+from pydantic import BeforeValidator, Discriminator, Tag, WithJsonSchema
 
-from specc.spec.base import describe
+from specc.spec.base import IDENTIFIER_PATTERN, describe
 from specc.spec.named import NamedClass, named_type
 
 Loss = Literal["cross_entropy", "mse", "bce_with_logits", "l1", "huber"]
@@ -67,9 +69,12 @@ class NamedLoss(NamedClass):
 
 
 def _plain(value):
-    """{type: mse} with no arguments is the name mse, as today."""
+    """{type: mse} with no arguments is the name mse, as today; any other loss's bare name (smooth_l1, SmoothL1Loss)
+    is that class with its defaults, {type: smooth_l1}."""
     if isinstance(value, dict) and set(value) == {"type"} and value["type"] in CURATED_LOSSES:
         return value["type"]
+    if isinstance(value, str) and value not in CURATED_LOSSES and re.fullmatch(IDENTIFIER_PATTERN, value):
+        return {"type": value}
     return value
 
 
@@ -77,9 +82,16 @@ def _loss_tag(value) -> str | None:
     return "str" if isinstance(value, str) else "named" if isinstance(value, dict | NamedLoss) else None
 
 
+# The schema's string: one of the five names, or another loss class's bare name (which _plain reads as {type: name}).
+BARE_NAME = {"anyOf": [{"enum": list(CURATED_LOSSES)}, {"type": "string", "pattern": IDENTIFIER_PATTERN}]}
 LossField = Annotated[
-    Union[Annotated[Loss, Tag("str")], Annotated[NamedLoss, Tag("named")]],
-    Discriminator(_loss_tag),
+    Union[Annotated[Loss, Tag("str"), WithJsonSchema(BARE_NAME)], Annotated[NamedLoss, Tag("named")]],
+    Discriminator(
+        _loss_tag,
+        custom_error_type="loss",
+        custom_error_message="a loss is a name (cross_entropy, mse, bce_with_logits, l1, huber, or a loss class's: "
+        "smooth_l1) or a mapping {type: <loss class>, ...its arguments}",
+    ),
     BeforeValidator(_plain),
 ]
 

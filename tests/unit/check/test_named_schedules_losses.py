@@ -305,3 +305,29 @@ def test_generated_arguments_are_checked_against_the_class(write_spec, framework
         value = wrong_for(entry.params[name].types)
         bad = [p for p in found({**given_args, name: value}) if p.code not in ignored]
         assert located(bad) == [("E103", f"training.{field}.{name}")], (entry.path, name, value, bad)
+
+
+@pytest.mark.parametrize("framework", ["torch", "keras"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_loss_class_named_bare_is_the_class_with_its_defaults(write_spec, framework, data):
+    """`loss: smooth_l1` means `{type: smooth_l1}`: the same problems for any spelling of any loss of the catalog,
+    drivable or not, and for a name it lacks (did-you-mean from the catalog)."""
+    entries = sorted(catalog.family(framework, "losses").values(), key=lambda e: e.name)
+    entry = data.draw(st.sampled_from(entries))
+    name = data.draw(st.sampled_from([*entry.names, entry.name + "x"]))
+    if name in ("cross_entropy", "mse", "bce_with_logits", "l1", "huber"):
+        return  # specc's five names: the curated loss, as before
+    dataset = {"type": "breast_cancer"} if TASKS.get(framework, {}).get(entry.name) == "binary" else None
+    bare = [(p.code, p.path, p.message) for p in problems(write_spec, framework, dataset, loss=name)]
+    named = [(p.code, p.path, p.message) for p in problems(write_spec, framework, dataset, loss={"type": name})]
+    assert bare == named
+    if name == entry.name + "x":
+        assert [code for code, _path, _message in bare] == ["E105"]
+
+
+def test_a_loss_that_is_no_name_nor_mapping_says_what_a_loss_is(write_spec):
+    for value in (1, ["huber"], "not-a-name"):
+        (found,) = problems(write_spec, "torch", loss=value)
+        assert found.path == "training.loss" and found.code in ("E100", "E104"), found
+        assert "cross_entropy" in found.message

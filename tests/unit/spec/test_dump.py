@@ -56,6 +56,7 @@ def test_specc_show_still_lists_every_default():
         "model.padding",
         "model.batch_norm",
         "run.fail_fast",
+        "dataset.shuffle_validation",
     }
 
 
