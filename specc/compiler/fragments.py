@@ -14,7 +14,7 @@ from specc.compiler.data_fragments import data_context, data_imports
 from specc.compiler.keras_fragments import tensorflow_context, tensorflow_modules
 from specc.compiler.render import WIDTH, Code, Multiline, literal
 from specc.compiler.resolve import Plan, is_searched
-from specc.compiler.schedule_loss import call_arguments, named_loss, schedule_context
+from specc.compiler.schedule_loss import call_arguments, named_loss, schedule_context, searched_keys
 from specc.compiler.tune_fragments import optimizer_types, population_train, tune_context, tune_imports
 from specc.spec.dump import dump_recorded
 
@@ -352,10 +352,7 @@ def named_optimizers(e) -> dict[str, Code]:
     options = [
         o for o in (entry.args if entry is not None and entry.kind in ("choice", "grid") else ()) if isinstance(o, dict)
     ]
-    from specc.check.search_space import space_entries
-
-    paths = [path for _kind, _where, entries in space_entries(e) for path in entries]
-    searched = [path.split(".")[2] for path in paths if path.startswith("training.optimizer.")]
+    searched = searched_keys(e, "optimizer")
     given = {e.training.optimizer.type: [*(e.training.optimizer.model_extra or {}), *searched]}
     for option in options:
         given.setdefault(option.get("type"), [key for key in option if key != "type"])

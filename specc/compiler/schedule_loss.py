@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from specc import catalog
 from specc.check.named import framework_of
+from specc.check.rules import HIGHER_IS_BETTER
 from specc.check.schedule import loss_entry, per, plateau_metric, schedule_entry
 from specc.compiler.render import Code, literal
 from specc.spec.loss import NamedLoss
 from specc.spec.schedule import PLATEAU_CLASS, NamedSchedule
-
-HIGHER_IS_BETTER = "accuracy"  # a metric ending so is maximised (specc.check.rules' HIGHER_IS_BETTER)
 
 
 def call_arguments(entry: catalog.Entry, keys, source: str) -> list[str]:
@@ -44,7 +43,9 @@ def _module(entry: catalog.Entry) -> str:
 
 
 def mode_of(metric: str) -> str:
-    return "max" if metric.endswith(HIGHER_IS_BETTER) else "min"
+    """The direction a plateau is judged in: up for an accuracy, down for a loss or an error (as check.rules
+    judges tune.mode)."""
+    return "max" if HIGHER_IS_BETTER.search(metric) else "min"
 
 
 def schedule_context(e) -> dict:
