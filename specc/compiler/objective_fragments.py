@@ -15,7 +15,7 @@ from specc.compiler.render import Code, Multiline, literal
 from specc.compiler.resolve import Plan
 from specc.compiler.tune_fragments import (
     _labelled,
-    hyperopt_domain,
+    hyperopt_expression,
     optuna_suggest,
     param_name,
     space_domain,
@@ -116,15 +116,7 @@ def hyperopt_params(e) -> dict:
         node = space
         for part in parents:
             node = node.setdefault(part, {})
-        if not is_conditional(distribution):
-            node[last] = hyperopt_domain(distribution, path)
-            continue
-        options = compiled_options(e, path, distribution)
-        labelled = [
-            _labelled(option, f"{path}[{option_label(options, index)}]", hyperopt_domain)
-            for index, option in enumerate(options)
-        ]
-        node[last] = Code(f"hp.choice({literal(path)}, {literal(labelled)})")
+        node[last] = hyperopt_expression(e, path, distribution)
     return {name: Code(literal(value)) for name, value in space.items()}
 
 

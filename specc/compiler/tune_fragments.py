@@ -101,18 +101,20 @@ def hyperopt_domain(distribution: Distribution, label: str) -> Code:
 def hyperopt_space(e) -> dict:
     """path -> HyperOpt expression; a conditional entry is an hp.choice of its options, each option's
     distributions labelled path[option].field."""
-    space = {}
-    for path, distribution in e.tune.space.items():
-        if not is_conditional(distribution):
-            space[path] = hyperopt_domain(distribution, path)
-            continue
-        options = compiled_options(e, path, distribution)
-        labelled = [
-            _labelled(option, f"{path}[{option_label(options, index)}]", hyperopt_domain)
-            for index, option in enumerate(options)
-        ]
-        space[path] = Code(f"hp.choice({literal(path)}, {literal(labelled)})")
-    return space
+    return {path: hyperopt_expression(e, path, distribution) for path, distribution in e.tune.space.items()}
+
+
+def hyperopt_expression(e, path: str, distribution):
+    """One tune.space entry as HyperOpt draws it: its domain, or for a conditional entry an hp.choice of its
+    options, each option's distributions labelled path[option].field."""
+    if not is_conditional(distribution):
+        return hyperopt_domain(distribution, path)
+    options = compiled_options(e, path, distribution)
+    labelled = [
+        _labelled(option, f"{path}[{option_label(options, index)}]", hyperopt_domain)
+        for index, option in enumerate(options)
+    ]
+    return Code(f"hp.choice({literal(path)}, {literal(labelled)})")
 
 
 def _labelled(value, label: str, code):
