@@ -193,5 +193,6 @@ def test_a_tensorflow_run_prints_its_epochs_and_none_of_tensorflows_start_up_lin
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert_clean(done)
-    epoch = r"^digits-tf-cnn: epoch 1/1  train_loss \S+  val_loss \S+  val_accuracy \S+  val_top5_accuracy \S+  elapsed"
+    metrics = r"train_loss \S+  val_loss \S+  val_accuracy \S+  val_top5_accuracy \S+  lr \S+"  # lr: its schedule's
+    epoch = rf"^digits-tf-cnn: epoch 1/1  {metrics}  elapsed"
     assert re.search(epoch, done.stdout, re.M), done.stdout

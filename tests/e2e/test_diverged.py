@@ -36,8 +36,9 @@ training:
 scaling: {{num_workers: {workers}, resources_per_worker: {{CPU: 1}}}}
 run: {{checkpoint_score: {{metric: val_accuracy, mode: max}}, callbacks: [json]}}
 """
-# Every metric a Train run reports, one set of names on both frameworks (SPEC §12): what results.csv holds, and what
-# Ray's controller received from the worker (run.callbacks json writes each report as it arrives)
+# Every metric a Train run reports, one set of names on both frameworks (SPEC §12; §13's lr, with a schedule): what
+# results.csv holds, and what Ray's controller received from the worker (run.callbacks json writes each report as it
+# arrives)
 NAMES = {
     "epoch",
     "train_loss",
@@ -47,6 +48,7 @@ NAMES = {
     "val_accuracy",
     "val_top5_accuracy",
     "num_parameters",
+    "lr",  # the epoch's learning rate, which the cosine schedule sets
 }
 MLP_32 = 64 * 32 + 32 + 32 * 10 + 10  # Linear/Dense 64 -> 32 -> 10 with biases, counted by hand: num_parameters
 SEARCH = """\
