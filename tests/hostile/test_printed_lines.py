@@ -236,7 +236,7 @@ def test_jobs_logs_relay_the_log_escaped(capsys, monkeypatch):
         def get_job_logs(self, job_id):
             return f"epoch 1\n{EVIL}\n##[error]x\n"
 
-    monkeypatch.setattr(submit, "client", lambda address: Jobs())
+    monkeypatch.setattr(submit, "client", lambda address, timeout_s=None: Jobs())
     out, _ = shown_safely(capsys, "jobs", "logs", "j1", "--address", "http://head:8265", codes=(0,))
     assert out == "epoch 1\n\\x1b[31m\\x07\\u202e\n\\x3a:error file=x::y\n##\\x5berror]x\n"
 

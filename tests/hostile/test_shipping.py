@@ -122,7 +122,7 @@ def submitted(project: Path, monkeypatch, capsys, *extra: str, seconds: int = 60
             upload_py_modules_if_needed(env, include_gitignore=True, logger=QUIET, upload_fn=zip_module)
             return submission_id
 
-    monkeypatch.setattr(submit, "client", lambda address: Jobs())
+    monkeypatch.setattr(submit, "client", lambda address, timeout_s=None: Jobs())
     with within(seconds):
         code = cli.main(["submit", str(project / "spec.yaml"), "--address", "http://head:8265", *extra])
     err = capsys.readouterr().err

@@ -4,7 +4,6 @@ once), and `python -m specc.catalog.generate --check` says which file is stale a
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -17,10 +16,8 @@ def test_the_committed_catalog_is_not_stale(framework):
     absent = generate.missing(framework)
     if absent:
         pytest.skip(f"{', '.join(absent)} not installed: the {framework} catalog cannot be read here")
-    started = time.perf_counter()
     problem = generate.stale(framework)
     assert problem is None, problem
-    assert time.perf_counter() - started < 60, "generating a catalog should take seconds, not minutes"
 
 
 def test_check_names_the_stale_file_and_the_versions_that_moved(tmp_path, capsys):

@@ -335,7 +335,7 @@ def test_the_objectives_project_travels_to_a_cluster_and_submit_ships_it(tmp_pat
     where = {"spec_dir": str(tmp_path), "spec_dir_shipped": "."}
     assert module.specc_runtime.spec_dir_on_node(where) == "/tmp/ray/session/runtime_resources/working_dir_files/pkg"
 
-    monkeypatch.setattr(submit, "client", lambda address: pytest.fail("--dry-run contacted a cluster"))
+    monkeypatch.setattr(submit, "client", lambda address, timeout_s=None: pytest.fail("--dry-run contacted a cluster"))
     assert cli.main(["submit", str(path), "--dry-run"]) == 0
     shipped = capsys.readouterr().out
     assert "functions.py" in shipped and "random.yaml" in shipped

@@ -271,7 +271,7 @@ def test_submit_dry_run_lists_what_would_travel_and_contacts_no_cluster(tmp_path
     from specc import cli
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(submit, "client", lambda address: pytest.fail("--dry-run contacted a cluster"))
+    monkeypatch.setattr(submit, "client", lambda address, timeout_s=None: pytest.fail("--dry-run contacted a cluster"))
     root = tmp_path / "project"
     (root / "data").mkdir(parents=True)
     (root / "spec.yaml").write_text(SPEC, encoding="utf-8")
