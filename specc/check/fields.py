@@ -294,6 +294,7 @@ class Locator:
         self, code: str, message: str, path: Path, hint: str | None = None, *, key: bool = False, also: Path = ()
     ) -> Problem:
         """`also`: the other field of a contradiction; when a --set gave it, the problem says so."""
+        path = self._as_written(tuple(path))
         mark = self.source.locate(path, key=key)
         if mark is None:
             return Problem(code, message, path=dotted(path), hint=hint)
@@ -301,3 +302,10 @@ class Locator:
         if also and origin is None and (other := self.source.locate(also)) and other in self.source.overrides.values():
             origin = f"with {other.origin}"
         return Problem(code, message, mark.file, mark.line, mark.column, dotted(path), hint, origin)
+
+    def _as_written(self, path: Path) -> Path:
+        """A class's `type` that the spec gave as a bare name (`loss: smooth_l1`, read as {type: smooth_l1}) is named
+        as the spec wrote it: the field, not a `type` key the file does not have."""
+        if path and path[-1] == "type" and path not in self.source.values and path[:-1] in self.source.values:
+            return path[:-1]
+        return path

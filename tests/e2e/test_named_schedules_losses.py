@@ -12,7 +12,7 @@ import pytest
 
 from .conftest import read_best, read_results, run_spec
 
-pytestmark = [pytest.mark.slow, pytest.mark.in_turn(1)]  # in turn (tests/e2e/conftest.py): few changes touch them
+pytestmark = [pytest.mark.slow, pytest.mark.in_turn(4)]  # in turn (tests/e2e/conftest.py): few changes touch them
 
 TORCH_SCHEDULE = """\
 specc: 1

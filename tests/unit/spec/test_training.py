@@ -72,7 +72,7 @@ def test_show_fills_cosine_t_max_with_the_epochs(shown):
         ("{epochs: 0}", [("E106", "training.epochs")]),
         ("{epochs: '5'}", [("E103", "training.epochs")]),
         ("{epochs: 2.0}", [("E103", "training.epochs")]),
-        ("{loss: nll}", [("E260", "training.loss.type")]),  # NLLLoss, which takes log-probabilities
+        ("{loss: nll}", [("E260", "training.loss")]),  # NLLLoss, which takes log-probabilities
         ("{loss: nl-l}", [("E104", "training.loss")]),
         ("{metrics: [accuracy, f1]}", [("E104", "training.metrics.1")]),
         ("{grad_clip_norm: 0}", [("E106", "training.grad_clip_norm")]),
