@@ -277,8 +277,7 @@ MEANING: dict[str, str] = {
     "(`parallel_num`, ...).",
     "tune.search.hebo.type": "`ray.tune.search.hebo.HEBOSearch`: refused (E238), its library cannot be installed "
     "beside the pinned packages.",
-    "tune.search.ax.type": "`ray.tune.search.ax.AxSearch`: refused (E238), it fails with Ax 1.x under Ray "
-    "2.60.",
+    "tune.search.ax.type": "`ray.tune.search.ax.AxSearch`: refused (E238), it fails with Ax 1.x under Ray 2.60.",
     "tune.search.optimizer": '`NevergradSearch(optimizer=ng.optimizers.registry["..."])`.',
     "tune.search.nevergrad.budget": '`NevergradSearch(optimizer_kwargs={"budget": ...})`.',
     "tune.search.zoopt.budget": "`ZOOptSearch(budget=...)`.",
