@@ -877,17 +877,23 @@ def use_spec_dir(spec_dir, import_dirs=(".",)):
     sys.path[:0] = [directory for directory in dict.fromkeys(wanted) if directory not in sys.path]
 
 
+INSTALLED = frozenset({"site-packages", "dist-packages"})  # where installed packages live, in a path's parts
+
+
 def project_modules(spec_dir, import_dirs=(".",), keep=()):
     """The modules imported so far from the spec's import directories (the project's own), less the files `keep`
-    (this script and its runtime, which the trials import as they are)."""
+    (this script and its runtime, which the trials import as they are) and installed packages: a virtualenv inside
+    the project (.venv/lib/.../site-packages) holds torch or ray, which the trials import from their own Python and
+    which pickled by value would be copied into every trial."""
     roots = [os.path.realpath(os.path.join(spec_dir, relative)) + os.sep for relative in import_dirs]
     kept = {os.path.realpath(path) for path in keep}
     found = []
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
-        if not path or os.path.realpath(path) in kept:
+        real = os.path.realpath(path) if path else None
+        if not real or real in kept or INSTALLED.intersection(real.split(os.sep)):
             continue
-        if any(os.path.realpath(path).startswith(root) for root in roots):
+        if any(real.startswith(root) for root in roots):
             found.append(module)
     return found
 
@@ -1382,17 +1388,22 @@ class Run:
             )
             self.callbacks.append(self.progress)
 
+    def objective_dirs(self):
+        """The spec's directory (RUN["objective"]["spec_dir"], relative to this script) and the directories, relative
+        to it, that the objective's modules are imported from."""
+        objective = self.experiment["objective"]
+        here = os.path.dirname(os.path.abspath(self.script))
+        return os.path.normpath(os.path.join(here, objective["spec_dir"])), objective.get("import_dirs", (".",))
+
     def objective(self, reference):
         """An objective search's trainable: objective.function (`reference`), imported from the spec's directory
         (RUN["objective"]: relative to the script; joining a cluster, its place in the working directory) in each
         trial's process. Imported here first: a missing module or name stops the run before any trial starts."""
-        objective = self.experiment["objective"]
-        here = os.path.dirname(os.path.abspath(self.script))
-        where = {"spec_dir": os.path.normpath(os.path.join(here, objective["spec_dir"]))}
+        spec_dir, import_dirs = self.objective_dirs()
+        where = {"spec_dir": spec_dir}
         if joins_cluster(self.args.address):  # the trials import it from the working directory on their node
-            where["spec_dir_shipped"] = objective["shipped"]
-        import_dirs = objective.get("import_dirs", (".",))
-        use_spec_dir(where["spec_dir"], import_dirs)
+            where["spec_dir_shipped"] = self.experiment["objective"]["shipped"]
+        use_spec_dir(spec_dir, import_dirs)
         load_factory(reference)
         return ray.tune.with_parameters(run_objective, reference=reference, where=where, import_dirs=import_dirs)
 
@@ -1401,10 +1412,7 @@ class Run:
         spec's directory (as objective() finds a function). Tune builds the class in each trial's process from its
         pickle, where the spec's directory is not on the import path: the project's modules imported with it are
         pickled by value (ray.cloudpickle.register_pickle_by_value), as Ray advises for modules its workers lack."""
-        objective = self.experiment["objective"]
-        here = os.path.dirname(os.path.abspath(self.script))
-        spec_dir = os.path.normpath(os.path.join(here, objective["spec_dir"]))
-        import_dirs = objective.get("import_dirs", (".",))
+        spec_dir, import_dirs = self.objective_dirs()
         use_spec_dir(spec_dir, import_dirs)
         trainable = load_factory(reference)
         for module in project_modules(spec_dir, import_dirs, keep=(self.script, __file__)):

@@ -39,15 +39,19 @@ def test_the_projects_modules_travel_but_not_the_script_or_its_runtime(tmp_path,
     (spec_dir / "lib" / "classes_for_travel.py").write_text("X = 1\n")
     (code / "helpers_for_travel.py").write_text("Y = 2\n")
     (spec_dir / "script_for_travel.py").write_text("")
-    monkeypatch.setattr(sys, "path", [str(spec_dir), str(code), *sys.path])
+    venv = spec_dir / ".venv" / "lib" / "python3.11" / "site-packages"  # a virtualenv inside the project
+    venv.mkdir(parents=True)
+    (venv / "installed_for_travel.py").write_text("Z = 3\n")
+    monkeypatch.setattr(sys, "path", [str(spec_dir), str(code), str(venv), *sys.path])
     try:
-        for name in ("lib.classes_for_travel", "helpers_for_travel", "script_for_travel"):
+        for name in ("lib.classes_for_travel", "helpers_for_travel", "script_for_travel", "installed_for_travel"):
             importlib.import_module(name)
         script = spec_dir / "script_for_travel.py"
         found = {m.__name__ for m in specc_runtime.project_modules(str(spec_dir), (".", "../code"), keep=(script,))}
-        assert found == {"lib", "lib.classes_for_travel", "helpers_for_travel"}
+        assert found == {"lib", "lib.classes_for_travel", "helpers_for_travel"}  # not the virtualenv's package
         found = {m.__name__ for m in specc_runtime.project_modules(str(spec_dir), keep=(script,))}
         assert found == {"lib", "lib.classes_for_travel"}  # ../code is not an import dir of this spec
     finally:
         for name in ("lib", "lib.classes_for_travel", "helpers_for_travel", "script_for_travel"):
             sys.modules.pop(name, None)
+        sys.modules.pop("installed_for_travel", None)
