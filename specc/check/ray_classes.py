@@ -170,6 +170,14 @@ def repeat_problems(e: Experiment, at: Locator) -> Iterator[Problem]:
             f"{configs} configs {tune.repeat} times each and ignores the {left} trials left over"
         )
         yield at("W322", message, ("tune", "num_samples"), f"num_samples {configs * tune.repeat or tune.repeat}")
+    if "training.seed" in tune.space:
+        message = (
+            f"each of the {tune.repeat} repeats of a config trains from training.seed + its index, to average the "
+            "luck of the seed out; searching training.seed beside repeat lets the searcher pick seeds by their luck, "
+            "and configs whose seeds differ by less than the repeats share seeds"
+        )
+        hint = "remove training.seed from tune.space (the repeats vary it), or repeat: 1 to search seeds"
+        yield at("W323", message, ("tune", "space", "training.seed"), hint, key=True)
     if e.scheduler is not None and e.scheduler.type in EARLY_STOPPING:
         message = (
             f"scheduler {e.scheduler.type} stops trials early, and Ray's Repeater averages each repeat's last result: "

@@ -214,6 +214,11 @@ CODES: dict[str, tuple[str, str]] = {
         "a searcher drops, a Repeater beside an early-stopping scheduler or with leftover trials): the problem gives "
         "Ray's reason",
     ),
+    "W323": (
+        "seed-searched-and-repeated",
+        "training.seed in tune.space beside tune.repeat: each repeat already trains from its own seed (training.seed + "
+        "its index), and a searched seed lets the searcher chase the luck of a seed the repeats are there to average",
+    ),
     "W330": (
         "beyond-epochs",
         "a scheduler budget (max_t, grace_period) or a training_iteration stop condition beyond training.epochs: "

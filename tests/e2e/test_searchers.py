@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 import pytest
+import yaml
 
 from .conftest import read_best, run_spec
 
@@ -150,6 +151,7 @@ model: {type: mlp, hidden_sizes: [16]}
 dataset: {type: iris}
 training:
   epochs: 2
+  seed: 11
   optimizer: {type: sgd, lr: 0.01, momentum: 0.9}
 scaling: {num_workers: 1}
 tune:
@@ -157,21 +159,36 @@ tune:
   mode: max
   num_samples: 4
   repeat: 2
-  search: {type: nevergrad, optimizer: OnePlusOne}
+  search: %s
   space:
-    training.optimizer.lr: {uniform: [0.001, 0.3]}
+    %s
 """
+REPEATED = {  # Nevergrad over a plain space; Optuna define-by-run over a conditional one (the sample is filtered)
+    "nevergrad": ("{type: nevergrad, optimizer: OnePlusOne}", "training.optimizer.lr: {uniform: [0.001, 0.3]}"),
+    "optuna-conditional": (
+        "{type: optuna, seed: 3}",
+        "training.optimizer: {choice: [{type: sgd, lr: {uniform: [0.001, 0.3]}}, {type: adam, lr: {loguniform: [0.001, 0.1]}}]}",
+    ),
+}
 
 
-def test_a_small_model_search_repeats_each_config_from_its_own_seed(tmp_path, local_ray):
+@pytest.mark.parametrize("name", list(REPEATED))
+def test_a_small_model_search_repeats_each_config_from_its_own_seed(tmp_path, local_ray, name):
     spec = tmp_path / "model.yaml"
-    spec.write_text(MODEL, encoding="utf-8")
+    spec.write_text(MODEL % REPEATED[name], encoding="utf-8")
     result = run_spec(spec, storage_path=tmp_path / "runs", quiet=True)
     rows = rows_of(result.run_dir)
     assert [row["status"] for row in rows] == ["completed"] * 4, rows
-    by_config: dict[str, list[str]] = {}
-    for row in rows:
-        by_config.setdefault(row["training.optimizer.lr"], []).append(row["last_val_loss"])
-    assert len(by_config) == 2 and all(len(losses) == 2 for losses in by_config.values()), by_config
-    # the two repeats of a config train from training.seed and training.seed + 1: their losses differ
-    assert all(losses[0] != losses[1] for losses in by_config.values()), by_config
+    by_config: dict[str, list[dict]] = {}
+    for row in rows:  # a config: its sampled values (the conditional's option and its lr, or the lr)
+        config = tuple(value for key, value in row.items() if key.startswith("training.optimizer"))
+        by_config.setdefault(config, []).append(row)
+    assert len(by_config) == 2 and all(len(repeats) == 2 for repeats in by_config.values()), by_config
+    for repeats in by_config.values():
+        # the two repeats of a config train from training.seed and training.seed + 1, which results.csv names
+        assert sorted(int(row["training.seed"]) for row in repeats) == [11, 12], repeats
+        assert repeats[0]["last_val_loss"] != repeats[1]["last_val_loss"], repeats
+    best = read_best(result.run_dir)
+    best_row = next(row for row in rows if row["trial_id"] == best["trial_id"])
+    retrained = yaml.safe_load((Path(result.run_dir) / "best.yaml").read_text(encoding="utf-8"))
+    assert retrained["training"]["seed"] == int(best_row["training.seed"])  # best.yaml retrains that repeat

@@ -12,6 +12,7 @@ to a runtime of another specc version.
 import argparse
 import contextlib
 import copy
+import dataclasses
 import fcntl
 import functools
 import importlib
@@ -35,6 +36,7 @@ import ray.cloudpickle
 import ray.train
 import ray.tune
 import ray.tune.logger
+import ray.tune.search.repeater
 import ray.tune.stopper
 import ray.util.queue
 
@@ -1531,6 +1533,9 @@ def write_search_results(run_dir, results, config, search, resolved_spec, record
         if result.error:
             print(f"trial {trial_id(result)} failed: {result.error!r}")
     paths = list(search["paths"]())
+    if search.get("repeat"):  # tune.repeat: results.csv and best.yaml name the seed each repeat trained from
+        trials = [repeat_seeded_result(result, config) for result in trials]
+        paths += [] if "training.seed" in paths else ["training.seed"]
     rows = [trial_row(result, config["training"]["epochs"], search, paths) for result in trials]
     if all(result.error for result in trials):
         write_files(run_dir, {"results.csv": csv_text(rows)})
@@ -1563,6 +1568,18 @@ def write_search_results(run_dir, results, config, search, resolved_spec, record
     files = {"results.csv": csv_text(rows), "best.json": strict_json(summary)}
     write_files(run_dir, {**files, "best.yaml": best_spec(config, summary, search, resolved_spec)})
     return summary, rows
+
+
+def repeat_seeded_result(result, config):
+    """tune.repeat: a trial's result whose config also holds the seed it trained from, training.seed (its sampled one,
+    or the spec's) + the index Ray's Repeater gave this repeat of the config (its TRIAL_INDEX), as repeat_seeded in the
+    script computes it; so `specc run best.yaml` retrains that repeat, not the config's first."""
+    sampled = result.config
+    if sampled is None:  # a trial that failed before its first report
+        return result
+    index = sampled.get(ray.tune.search.repeater.TRIAL_INDEX, 0)
+    seed = sampled.get("training.seed", config["training"]["seed"]) + index
+    return dataclasses.replace(result, metrics={**result.metrics, "config": {**sampled, "training.seed": seed}})
 
 
 def best_trial(trials, rows, search, paths):
@@ -1668,7 +1685,7 @@ def trial_row(result, epochs, search, paths):
     )
     row = {"trial_id": trial_id(result), "status": status, "epochs": ran}
     if search.get("pareto"):
-        row.update({path: plain(result.config.get(path)) for path in paths})
+        row.update({path: plain((result.config or {}).get(path)) for path in paths})
         row["pareto"] = None  # whether the trial is on the Pareto front: set once every trial is known
     else:
         metric, options = search["metric"], search.get("option_params", {})
@@ -1678,7 +1695,7 @@ def trial_row(result, epochs, search, paths):
             None if values is None or values.empty else plain(values.max() if search["mode"] == "max" else values.min())
         )
         for path in paths:  # a conditional entry: its option's type and own parameters, a column each
-            value = result.config.get(path)
+            value = (result.config or {}).get(path)  # none: a trial that failed before it reported
             if path in options:
                 row.update({f"{path}.{name}": plain(value.get(name)) if value else None for name in options[path]})
             else:

@@ -288,6 +288,32 @@ def test_repeat_problems(write, search, tune, scheduler, expected):
     assert expected in problems(write, spec(search, scheduler=scheduler, tune=tune))
 
 
+MODEL_SPEC = """\
+specc: 1
+name: repeated
+framework: torch
+model: {type: mlp, hidden_sizes: [8]}
+dataset: {type: iris}
+training: {epochs: 2, optimizer: {type: sgd, lr: 0.1}}
+tune:
+  metric: val_loss
+  mode: min
+  num_samples: 4
+  repeat: %d
+  search: {type: optuna, seed: 1}
+  space: {training.optimizer.lr: {loguniform: [0.001, 0.1]}, training.seed: {randint: [0, 100]}}
+"""
+
+
+def test_a_searched_seed_beside_repeat_is_a_warning_at_the_space_entry(tmp_path):
+    path = tmp_path / "spec.yaml"
+    path.write_text(MODEL_SPEC % 2, encoding="utf-8")
+    found = [(p.code, p.path, p.line) for p in api.validate([path])]
+    assert found == [("W323", "tune.space[training.seed]", 13)], found
+    path.write_text(MODEL_SPEC % 1, encoding="utf-8")  # a seed sweep without repeats is a seed sweep
+    assert api.validate([path]) == []
+
+
 # -- run.fail_fast ----------------------------------------------------------------------------------------------------
 
 
