@@ -46,6 +46,10 @@ NOT_DRIVABLE = {
     "schedulers": {
         "ResourceChangingScheduler": "it wraps another scheduler object and takes a Python function to "
         "allocate resources, which a spec cannot hold",
+        "PopulationBasedTrainingReplay": "Ray 2.60's replay ends a trial at its first checkpoint after the first "
+        "config change (it pauses the trial while the trial saves, and Tune keeps a STOP for after that save), and "
+        "fails a function trainable with no checkpoint at a change step: every specc trial does one or the other but "
+        "a Trainable class without checkpoint_every (bench/pbt_replay.py)",
     },
 }
 
