@@ -40,7 +40,7 @@ SUPPLIED = frozenset({"metric", "mode", "space", "searcher"})
 NOT_DRIVABLE = {
     "searchers": {
         "SearchGenerator": "it is Ray's wrapper that turns a Searcher into a search algorithm; name the searcher",
-        "ConcurrencyLimiter": "it wraps another searcher object; `tune.max_concurrent` builds it",
+        "ConcurrencyLimiter": "it wraps another searcher object; `tune.max_concurrent_trials` builds it",
         "Repeater": "it wraps another searcher object; `tune.repeat` builds it",
     },
     "schedulers": {

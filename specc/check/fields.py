@@ -114,6 +114,9 @@ def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) 
             message = f"unknown distribution {excerpt(tag)}"
             hint = did_you_mean(str(tag), DISTRIBUTION_NAMES) or "one of: " + ", ".join(DISTRIBUTION_NAMES)
             return _located(code, message, (*path, tag), source, hint, at_key=True)
+        ray = _ray_class_not_offered(path, ctx.get("tag"))
+        if ray is not None:
+            return _located("E260", ray, (*path, "type"), source, "one of: " + ", ".join(expected))
         message = f"unknown type {excerpt(ctx.get('tag'))}; expected one of: {', '.join(expected)}"
         hint = did_you_mean(str(ctx.get("tag")), expected)
         path = (*path, "type")
@@ -155,6 +158,23 @@ def translate(item: dict, data: dict, source: SourceMap, root: type[BaseModel]) 
         code = "E100"
         message = item["msg"]
     return _located(code, message, path, source, hint, at_key=at_key)
+
+
+RAY_FAMILIES = {("tune", "search"): "searchers", ("scheduler",): "schedulers"}
+
+
+def _ray_class_not_offered(path: tuple, tag) -> str | None:
+    """A searcher or scheduler `type` that names a class of Ray Tune's which specc does not offer (Repeater,
+    ResourceChangingScheduler, PopulationBasedTrainingReplay): why not, from the catalog; None for any other."""
+    family = RAY_FAMILIES.get(tuple(path))
+    if family is None or not isinstance(tag, str):
+        return None
+    from specc import catalog
+
+    entry = catalog.lookup("ray_tune", family, tag)
+    if entry is None or not entry.not_drivable:
+        return None
+    return f"Ray's {entry.class_name} cannot be the {family[:-1]} a spec names: {entry.not_drivable}"
 
 
 def _without_mutation_tag(loc: tuple) -> tuple:

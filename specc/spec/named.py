@@ -4,7 +4,7 @@ field by field (the curated names, which keep their fields)."""
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, get_args
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, WithJsonSchema
 
@@ -50,5 +50,28 @@ def spelling(by_class_name: dict[str, str]):
         if isinstance(kind, str) and kind in by_class_name:
             return {**value, "type": by_class_name[kind]}
         return value
+
+    return spelled
+
+
+def types_of(sections) -> tuple[str, ...]:
+    """The `type` each section of a union is chosen by (its Literal)."""
+    return tuple(get_args(section.model_fields["type"].annotation)[0] for section in sections)
+
+
+def catalog_spelling(framework: str, family: str, types: tuple[str, ...]):
+    """A section that names its class as the library does (OptunaSearch, ASHAScheduler, TuneBOHB): the section under
+    specc's name for that class, which the catalog records among the class's names; any other `type` is left for the
+    union to refuse."""
+
+    def spelled(value):
+        kind = value.get("type") if isinstance(value, dict) else None
+        if not isinstance(kind, str) or kind in types:
+            return value
+        from specc import catalog  # the catalog's file is read only for a name specc does not use itself
+
+        entry = catalog.lookup(framework, family, kind)
+        own = [name for name in (entry.names if entry else ()) if name in types]
+        return {**value, "type": own[0]} if own else value
 
     return spelled

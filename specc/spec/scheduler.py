@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, ConfigDict, Discriminator, Field, Tag
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
 from specc.spec.base import PositiveInt, Probability, Section, SpacePath, describe
+from specc.spec.named import catalog_spelling, types_of
 from specc.spec.scalars import finite
 from specc.spec.space import AnyDistribution
 
@@ -200,6 +201,10 @@ class Pb2(PopulationBased):
     )
 
 
+SCHEDULERS = (Fifo, Asha, HyperBand, HyperBandForBOHB, MedianStopping, Pbt, Pb2)
 Scheduler = Annotated[
-    Union[Fifo, Asha, HyperBand, HyperBandForBOHB, MedianStopping, Pbt, Pb2], Field(discriminator="type")
+    Union[SCHEDULERS],
+    Field(discriminator="type"),
+    # a scheduler also by Ray's class name (ASHAScheduler, PopulationBasedTraining), which the catalog holds
+    BeforeValidator(catalog_spelling("ray_tune", "schedulers", types_of(SCHEDULERS))),
 ]

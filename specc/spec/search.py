@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import ConfigDict, Discriminator, Field, StringConstraints, Tag
+from pydantic import BeforeValidator, ConfigDict, Discriminator, Field, StringConstraints, Tag
 
 from specc.spec.base import (
     IDENTIFIER_PATTERN,
@@ -16,6 +16,7 @@ from specc.spec.base import (
     SpacePath,
     describe,
 )
+from specc.spec.named import catalog_spelling, types_of
 from specc.spec.space import AnyDistribution
 
 
@@ -100,20 +101,23 @@ class AxSearch(SearchBase):
     )
 
 
+SEARCHES = (
+    RandomSearch,
+    GridSearch,
+    OptunaSearch,
+    HyperOptSearch,
+    BayesOptSearch,
+    BOHBSearch,
+    NevergradSearch,
+    ZOOptSearch,
+    HEBOSearch,
+    AxSearch,
+)
 Search = Annotated[
-    Union[
-        RandomSearch,
-        GridSearch,
-        OptunaSearch,
-        HyperOptSearch,
-        BayesOptSearch,
-        BOHBSearch,
-        NevergradSearch,
-        ZOOptSearch,
-        HEBOSearch,
-        AxSearch,
-    ],
+    Union[SEARCHES],
     Field(discriminator="type"),
+    # a searcher also by Ray's class name (OptunaSearch, TuneBOHB), which the catalog holds beside specc's
+    BeforeValidator(catalog_spelling("ray_tune", "searchers", types_of(SEARCHES))),
 ]
 # Searchers whose library does not install beside the pinned packages, or does not run with the pinned Ray (E238).
 UNAVAILABLE = {

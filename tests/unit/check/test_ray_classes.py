@@ -17,6 +17,9 @@ from hypothesis import strategies as st
 from specc import api, catalog
 from specc.check.nevergrad_names import NEVERGRAD_VERSION, OPTIMIZERS
 from specc.check.ray_classes import WRITTEN_AS, catalog_name
+from specc.spec import scheduler as scheduler_sections
+from specc.spec import search as search_sections
+from specc.spec.named import types_of
 
 FUNCTION = """\
 from ray import tune
@@ -312,6 +315,43 @@ def test_a_searched_seed_beside_repeat_is_a_warning_at_the_space_entry(tmp_path)
     assert found == [("W323", "tune.space[training.seed]", 13)], found
     path.write_text(MODEL_SPEC % 1, encoding="utf-8")  # a seed sweep without repeats is a seed sweep
     assert api.validate([path]) == []
+
+
+# -- Ray's own class names ------------------------------------------------------------------------------------------
+
+
+def ray_names(family: str):
+    """(name, entry) for every spelling of every class of the family in the catalog: snake_case, class, alias."""
+    return [(name, entry) for entry in catalog.family("ray_tune", family).values() for name in entry.names]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_every_ray_class_name_is_its_specc_type_or_says_why_not(write, data):
+    """A searcher or scheduler named as Ray names it (OptunaSearch, ASHAScheduler, PB2) validates as specc's type
+    for that class; a class specc does not offer is E260 with the catalog's reason, at the `type`."""
+    family = data.draw(st.sampled_from(["searchers", "schedulers"]))
+    name, entry = data.draw(st.sampled_from(ray_names(family)))
+    own = types_of(search_sections.SEARCHES if family == "searchers" else scheduler_sections.SCHEDULERS)
+    specc_type = next((alias for alias in entry.names if alias in own), None)
+    if family == "searchers":
+        search = {"type": name}
+        scheduler = {"type": "hyperband_for_bohb"} if specc_type == "bohb" else None
+        where = "tune.search.type"
+    else:
+        search = {"type": "bohb"} if specc_type == "hyperband_for_bohb" else None
+        scheduler = {**(scheduler_section(specc_type) if specc_type else {}), "type": name}
+        where = "scheduler.type"
+    found = api.validate([write(spec(search, scheduler=scheduler))])
+    if specc_type is None:
+        assert entry.not_drivable
+        assert [(p.code, p.path) for p in found if p.code == "E260"] == [("E260", where)], found
+        assert entry.not_drivable in found[0].message
+    else:
+        assert not any(p.code in ("E105", "E260") for p in found), found
+        if not any(p.severity == "error" for p in found):  # what the compiled script builds: that class
+            e = api.load(write(spec(search, scheduler=scheduler)))
+            assert (e.tune.search if family == "searchers" else e.scheduler).type == specc_type
 
 
 # -- run.fail_fast ----------------------------------------------------------------------------------------------------
