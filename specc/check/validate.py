@@ -29,6 +29,17 @@ SPEC_SUFFIXES = (".yaml", ".yml")
 SKIPPED_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache"}
 
 
+def ray_class_names(family: str, name: str) -> tuple[str, ...]:
+    """Every name of the Ray Tune class (searchers, schedulers) that `name` finds in the catalog; () for none."""
+    from specc import catalog
+
+    entry = catalog.lookup("ray_tune", family, name)
+    return entry.names if entry else ()
+
+
+CONTEXT = {"class_names": ray_class_names}  # what the spec's models are validated with (specc.spec.named)
+
+
 @dataclass
 class FileReport:
     """The outcome of validating one spec file."""
@@ -67,7 +78,7 @@ def check_file(
 def check_raw(raw: RawSpec) -> FileReport:
     """Validate -> check a spec already read (a run directory's recorded spec, read as a stranger's file)."""
     try:
-        experiment = Experiment.model_validate(raw.data)
+        experiment = Experiment.model_validate(raw.data, context=CONTEXT)
     except ValidationError as error:
         problems = from_validation_error(error, raw.data, raw.source, Experiment) + form_problems(raw.data, raw.source)
         problems += _checks_without(raw, {data_path(tuple(e["loc"]), raw.data) for e in error.errors()})
@@ -91,7 +102,7 @@ def _checks_without(raw: RawSpec, broken: set[tuple]) -> list[Problem]:
         if isinstance(parent, dict):
             parent.pop(path[-1], None)
     try:
-        experiment = Experiment.model_validate(data)
+        experiment = Experiment.model_validate(data, context=CONTEXT)
     except ValidationError:
         return []
     return [p for p in rules.check(experiment, raw.source, raw.project) if not any(_within(p.path, b) for b in broken)]

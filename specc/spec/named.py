@@ -59,19 +59,18 @@ def types_of(sections) -> tuple[str, ...]:
     return tuple(get_args(section.model_fields["type"].annotation)[0] for section in sections)
 
 
-def catalog_spelling(framework: str, family: str, types: tuple[str, ...]):
+def class_spelling(family: str, types: tuple[str, ...]):
     """A section that names its class as the library does (OptunaSearch, ASHAScheduler, TuneBOHB): the section under
-    specc's name for that class, which the catalog records among the class's names; any other `type` is left for the
-    union to refuse."""
+    specc's name for that class. The check stage passes what the catalog knows in the validation context
+    (`class_names(family, name)`: every name of the class `name` finds); the spec stage reads no catalog itself. Any
+    other `type` is left for the union to refuse."""
 
-    def spelled(value):
+    def spelled(value, info):
         kind = value.get("type") if isinstance(value, dict) else None
-        if not isinstance(kind, str) or kind in types:
+        class_names = (info.context or {}).get("class_names")
+        if not isinstance(kind, str) or kind in types or class_names is None:
             return value
-        from specc import catalog  # the catalog's file is read only for a name specc does not use itself
-
-        entry = catalog.lookup(framework, family, kind)
-        own = [name for name in (entry.names if entry else ()) if name in types]
+        own = [name for name in class_names(family, kind) if name in types]
         return {**value, "type": own[0]} if own else value
 
     return spelled

@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BeforeValidator, ConfigDict, Discriminator,
 from pydantic_core import PydanticCustomError
 
 from specc.spec.base import PositiveInt, Probability, Section, SpacePath, describe
-from specc.spec.named import catalog_spelling, types_of
+from specc.spec.named import class_spelling, types_of
 from specc.spec.scalars import finite
 from specc.spec.space import AnyDistribution
 
@@ -206,5 +206,5 @@ Scheduler = Annotated[
     Union[SCHEDULERS],
     Field(discriminator="type"),
     # a scheduler also by Ray's class name (ASHAScheduler, PopulationBasedTraining), which the catalog holds
-    BeforeValidator(catalog_spelling("ray_tune", "schedulers", types_of(SCHEDULERS))),
+    BeforeValidator(class_spelling("schedulers", types_of(SCHEDULERS))),
 ]

@@ -16,7 +16,7 @@ from specc.spec.base import (
     SpacePath,
     describe,
 )
-from specc.spec.named import catalog_spelling, types_of
+from specc.spec.named import class_spelling, types_of
 from specc.spec.space import AnyDistribution
 
 
@@ -117,7 +117,7 @@ Search = Annotated[
     Union[SEARCHES],
     Field(discriminator="type"),
     # a searcher also by Ray's class name (OptunaSearch, TuneBOHB), which the catalog holds beside specc's
-    BeforeValidator(catalog_spelling("ray_tune", "searchers", types_of(SEARCHES))),
+    BeforeValidator(class_spelling("searchers", types_of(SEARCHES))),
 ]
 # Searchers whose library does not install beside the pinned packages, or does not run with the pinned Ray (E238).
 UNAVAILABLE = {
