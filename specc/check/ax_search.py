@@ -72,6 +72,8 @@ def parse_parameter_constraint(text: str) -> Constraint | str:
             terms.append((sign * _number(weight), name))
         else:  # Ax reads a leading '-' as the weight -1
             terms.append((-sign if name.startswith("-") else sign, name.removeprefix("-")))
+        if not terms[-1][1]:
+            return f"{excerpt(token)} names no parameter"
     return Constraint(tuple(terms), tokens[-2], bound)
 
 
@@ -187,7 +189,7 @@ def _parameters(e: Experiment, at: Locator) -> Iterator[Problem]:
         if distribution.kind != "choice" or any(isinstance(v, dict) for v in args):
             continue  # a conditional choice: E233
         if any(not isinstance(v, SCALARS) for v in args):
-            (value,) = [v for v in args if not isinstance(v, SCALARS)][:1]
+            value = next(v for v in args if not isinstance(v, SCALARS))
             message = f"Ax's choice takes numbers, strings or booleans, not {excerpt(value)}"
             yield at("E204", message, where, "search type optuna or hyperopt samples any value", key=True)
         elif len({type(v) for v in args}) > 1:
@@ -221,7 +223,11 @@ def _parameter_constraints(e: Experiment, at: Locator) -> Iterator[Problem]:
         unknown = [name for name in names if name not in space]
         if unknown:
             message = f"{excerpt(unknown[0])} is not a tune.space path (a constraint names the sampled values)"
-            yield at("E104", message, where, did_you_mean(unknown[0], list(space)) or "one of: " + ", ".join(space))
+            by_ax_name = {ax_name(e, path): path for path in space}
+            hint = f"by its tune.space path: {by_ax_name[unknown[0]]}" if unknown[0] in by_ax_name else None
+            yield at(
+                "E104", message, where, hint or did_you_mean(unknown[0], list(space)) or "one of: " + ", ".join(space)
+            )
             continue
         if len(set(names)) < len(names):
             message = f"Ax refuses a parameter named twice in one constraint: {excerpt(text)}"

@@ -6,6 +6,7 @@ Checked against the installed Ax through Ray's own AxSearch (no Ray is started).
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 
 import pytest
@@ -114,17 +115,14 @@ def constraints(draw) -> str:
 @given(text=constraints())
 def test_a_parameter_constraint_specc_accepts_is_one_ax_accepts(write, tmp_path, text):
     pytest.importorskip("ax")
-    data = spec({"parameter_constraints": [text]})
-    found = [p for p in problems(write, data) if p[1].startswith("tune.search.parameter_constraints")]
-    assert all(path == "tune.search.parameter_constraints.0" for _, path in found), found
-    if found:
-        refused = [p for p in api.validate([write(data)]) if p.path.startswith("tune.search.parameter")]
-        assert refused[0].line is not None and refused[0].hint, refused  # located, with a way out
     from ray import tune
     from ray.tune.search.ax import AxSearch
 
     from specc.check.ax_search import ax_constraint, parse_parameter_constraint
 
+    data = spec({"parameter_constraints": [text]})
+    refused = [p for p in api.validate([write(data)]) if p.path.startswith("tune.search.parameter_constraints")]
+    assert all(p.path == "tune.search.parameter_constraints.0" and p.line and p.hint for p in refused), refused
     ray_space = {
         "a": tune.uniform(0, 1),
         "b": tune.randint(0, 10),
@@ -141,15 +139,16 @@ def test_a_parameter_constraint_specc_accepts_is_one_ax_accepts(write, tmp_path,
     except Exception:
         ax_accepts = False
     parsed = parse_parameter_constraint(text)
-    if (
-        not isinstance(parsed, str)
-        and parsed.bound is not None
-        and len({n for _, n in parsed.terms}) < len(parsed.terms)
-    ):
-        # Ax reads 'a + a <= 1' as 'a <= 1' (a weight per name, the last one): specc refuses what Ax would misread
-        assert found, text
+    names = [] if isinstance(parsed, str) else [name for _, name in parsed.terms]
+    if "a" in names:  # Ax's own name of objective.params.a: specc takes one spelling, the path
+        assert refused, text
+        if next(name for name in names if name not in SPACE) == "a":
+            assert refused[0].hint == "by its tune.space path: objective.params.a", refused
         return
-    assert ax_accepts == (not found), (text, found)
+    if not isinstance(parsed, str) and parsed.bound is not None and len(set(names)) < len(names):
+        assert refused, text  # Ax would read 'a + a <= 1' as 'a <= 1' (one weight a name, the last)
+        return
+    assert ax_accepts == (not refused), (text, refused)
 
 
 # -- the compiled script gives Ax its own names ---------------------------------------------------------------------
@@ -288,3 +287,18 @@ def test_a_point_outside_a_choice_is_refused(write):
     }
     found = problems(write, spec({"points_to_evaluate": [point]}))
     assert found == [("E212", "tune.search.points_to_evaluate.0[objective.params.d]")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("ab.* +-<=>0123456789e%n\t")), max_size=30))
+def test_any_constraint_text_is_read_or_refused_with_a_reason(text):
+    from specc.check.ax_search import parse_outcome_constraint, parse_parameter_constraint
+
+    parsed = parse_parameter_constraint(text)  # a reason (str) or the terms Ax would read
+    if not isinstance(parsed, str):
+        assert parsed.op in ("<=", ">=") and all(
+            name and "*" not in name and " " not in name for _, name in parsed.terms
+        )
+        assert parsed.bound is not None or len(parsed.terms) == 2
+    outcome = parse_outcome_constraint(text)
+    assert isinstance(outcome, str) or (outcome[0] and outcome[1] in ("<=", ">=") and math.isfinite(outcome[2]))
