@@ -2,8 +2,9 @@
 with a known optimum of test_objective.py (a bowl around x = 3, y = -1; fixtures/objective_bowl.py): TuneBOHB with
 HyperBandForBOHB, NevergradSearch, ZOOptSearch and AxSearch (under a parameter constraint it keeps) each find the
 bowl's neighbourhood; tune.repeat (Ray's Repeater) runs each config twice and tells the searcher the mean, and a small
-model search repeats each config from its own seed; run.fail_fast ends the search at the first failed trial. Each
-searcher's figure (best found against the optimum) is printed for the team's note."""
+model search repeats each config from its own seed; a small model search with ax keeps its constraints, written by
+spec path; run.fail_fast ends the search at the first failed trial. Each searcher's figure (best found against the
+optimum) is printed for the team's note."""
 
 from __future__ import annotations
 
@@ -187,3 +188,44 @@ def test_a_small_model_search_repeats_each_config_from_its_own_seed(tmp_path, lo
     assert len(by_config) == 2 and all(len(losses) == 2 for losses in by_config.values()), by_config
     # the two repeats of a config train from training.seed and training.seed + 1: their losses differ
     assert all(losses[0] != losses[1] for losses in by_config.values()), by_config
+
+
+AX_MODEL = """\
+specc: 1
+name: ax-iris
+framework: torch
+model: {type: mlp, hidden_sizes: [16], dropout: 0.1}
+dataset: {type: iris}
+training:
+  epochs: 2
+  optimizer: {type: sgd, lr: 0.05, momentum: 0.5}
+scaling: {num_workers: 0}
+tune:
+  metric: val_accuracy
+  mode: max
+  num_samples: 4
+  search:
+    type: ax
+    seed: 3
+    points_to_evaluate: [{model.dropout: 0, training.optimizer.momentum: 0.9, model.hidden_sizes.0: 8}]
+    parameter_constraints: ["model.dropout + training.optimizer.momentum <= 0.9"]
+    outcome_constraints: ["num_parameters <= 2000"]  # never binding: AxSearch reads it from each last result
+  space:
+    model.dropout: {uniform: [0.0, 0.5]}
+    training.optimizer.momentum: {uniform: [0.0, 0.9]}
+    model.hidden_sizes.0: {randint: [4, 33]}
+"""
+
+
+def test_a_small_model_search_with_ax_keeps_its_constraints_by_spec_path(tmp_path, local_ray):
+    spec = tmp_path / "ax.yaml"
+    spec.write_text(AX_MODEL, encoding="utf-8")
+    result = run_spec(spec, storage_path=tmp_path / "runs", quiet=True)
+    rows = rows_of(result.run_dir)
+    assert [row["status"] for row in rows] == ["completed"] * 4, rows
+    first = rows[0]  # the point, tried first; Ax's parameter names are the spec's dotted paths
+    assert (float(first["model.dropout"]), float(first["training.optimizer.momentum"])) == (0.0, 0.9), first
+    assert first["model.hidden_sizes.0"] == "8", first
+    for row in rows:
+        assert float(row["model.dropout"]) + float(row["training.optimizer.momentum"]) <= 0.9 + 1e-9, row
+        assert int(row["last_num_parameters"]) > 0
