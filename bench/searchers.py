@@ -7,7 +7,8 @@ figures vary from run to run; the others are seeded (--seed).
 One local Ray (2 CPUs) for every run, in this process, through specc.api (as `specc run` does). Prints per searcher
 the best bowl value found, its x and y, the trials and the wall time.
 
-Run:  .venv/bin/python bench/searchers.py [--samples N] [--seed N] [--only NAME ...]   (about 30 s a searcher at 20)
+Run:  .venv/bin/python bench/searchers.py [--samples N] [--seed N] [--only NAME ...]   (about 30 s a searcher at 20;
+ax 30-120 s: it fits a BoTorch model before each config from its sixth on)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ SEARCHES = {
     "bohb": ("{{type: bohb, seed: {seed}, bohb_config: {{min_points_in_model: 3}}}}", "{type: hyperband_for_bohb}"),
     "nevergrad": ("{{type: nevergrad, optimizer: OnePlusOne}}", "{type: fifo}"),
     "zoopt": ("{{type: zoopt, algo: asracos}}", "{type: fifo}"),
+    "ax": ("{{type: ax, seed: {seed}}}", "{type: fifo}"),
 }
 SPEC = """\
 specc: 1

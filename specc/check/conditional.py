@@ -243,7 +243,7 @@ def conditional_searchable(e: Experiment, at: Locator) -> Iterator[Problem]:
     search = e.tune.search.type if e.tune else None
     for key, entry in conditional_entries(e):
         where = ("tune", "space", key, entry.kind)
-        if search in ("bayesopt", "bohb", "nevergrad", "zoopt"):  # Ray converts their space to a fixed one
+        if search in ("bayesopt", "bohb", "nevergrad", "zoopt", "ax"):  # Ray converts their space to a fixed one
             yield at(
                 "E233",
                 f"{search} cannot search {key}'s options: it samples a fixed set of parameters, not parameters that "

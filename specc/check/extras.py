@@ -1,5 +1,5 @@
 """Optional packages a spec needs beyond specc's core, and the pip extras that install them: a searcher
-(`tune.search.type` optuna, hyperopt, bayesopt, bohb, nevergrad, zoopt) or a tracker (`run.callbacks` tensorboard,
+(`tune.search.type` optuna, hyperopt, bayesopt, bohb, nevergrad, zoopt, ax) or a tracker (`run.callbacks` tensorboard,
 mlflow, wandb).
 
 One missing where the spec is checked is a warning (W302: the run may happen on another machine); one missing
@@ -19,6 +19,7 @@ SEARCHERS = {
     "bohb": ("hpbandster", "bohb"),
     "nevergrad": ("nevergrad", "nevergrad"),
     "zoopt": ("zoopt", "zoopt"),
+    "ax": ("ax", "ax"),
 }
 # run.callbacks entry -> (module, extra); csv and json need nothing beyond Ray, tensorboardX comes with ray[tune]
 TRACKERS = {"tensorboard": ("tensorboardX", "run"), "mlflow": ("mlflow", "mlflow"), "wandb": ("wandb", "wandb")}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from specc.check.ax_search import ax_problems
 from specc.check.fields import MOVED_KEYS, Locator, did_you_mean
 from specc.check.named import named_problems
 from specc.check.nevergrad_names import OPTIMIZERS
@@ -32,6 +33,7 @@ WRITTEN_AS = {
         },
         "nevergrad": {"optimizer_kwargs": "tune.search.budget"},
         "zoopt": {"dim_dict": "tune.space"},
+        "ax": {"random_seed": "tune.search.seed", "ax_client": "nothing a spec can write (a Python object)"},
     },
     "schedulers": {
         "median_stopping": {"min_time_slice": "the script: a trial below the median is stopped, never paused"},
@@ -52,6 +54,7 @@ def ray_class_problems(e: Experiment, at: Locator) -> Iterator[Problem]:
     yield from searcher_available(e, at)
     yield from repeat_problems(e, at)
     yield from fail_fast_problems(e, at)
+    yield from ax_problems(e, at)
 
 
 def ray_arguments(e: Experiment, at: Locator) -> Iterator[Problem]:
@@ -119,7 +122,7 @@ def searcher_available(e: Experiment, at: Locator) -> Iterator[Problem]:
     search = e.tune.search
     if search.type in UNAVAILABLE:
         message = f"search type {search.type} cannot run with the pinned packages: {UNAVAILABLE[search.type]}"
-        yield at("E238", message, ("tune", "search", "type"), "use bohb, nevergrad, zoopt, optuna or hyperopt")
+        yield at("E238", message, ("tune", "search", "type"), "use ax, bohb, nevergrad, zoopt, optuna or hyperopt")
         return
     if search.type == "nevergrad" and search.optimizer not in OPTIMIZERS:
         message = f"Nevergrad's optimizer registry has no {excerpt(search.optimizer)}"

@@ -11,6 +11,7 @@ import operator
 import re
 from collections.abc import Iterator
 
+from specc.check.ax_search import outcome_metrics
 from specc.check.conditional import conditional_problems
 from specc.check.data import DATA_RULES
 from specc.check.factories import factories_allowed
@@ -218,6 +219,7 @@ def metric_uses(e: Experiment) -> Iterator[tuple[str, Path]]:
             yield e.stop.plateau.metric, ("stop", "plateau", "metric")
     if e.run.checkpoint_score:
         yield e.run.checkpoint_score.metric, ("run", "checkpoint_score", "metric")
+    yield from outcome_metrics(e)  # tune.search.outcome_constraints of ax
 
 
 def metrics_reported(e: Experiment, at: Locator) -> Iterator[Problem]:

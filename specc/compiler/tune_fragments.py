@@ -37,6 +37,7 @@ SEARCHERS = {
     "bohb": "from ray.tune.search.bohb import TuneBOHB",
     "nevergrad": "from ray.tune.search.nevergrad import NevergradSearch",
     "zoopt": "from ray.tune.search.zoopt import ZOOptSearch",
+    "ax": "from ray.tune.search.ax import AxSearch",
 }
 SCHEDULERS = {
     "fifo": "FIFOScheduler",
@@ -233,6 +234,7 @@ def tune_context(plan: Plan) -> dict:
         "mutated_only": mutated_only(e),
         "trial_paths": Code("trial_paths()" if mutated_only(e) else "search_space()"),
         "points": [_point(point, e) for point in e.tune.search.points_to_evaluate],
+        "ax": ax_context(e),
         "step_word": "report" if e.objective is not None else "epoch",  # what a scheduler's budget of one is
         "stop_conditions": [_condition(text) for text in (e.stop.when if e.stop else [])],
         "stop_all_conditions": [(_as_written(text), _condition(text)) for text in (e.stop.all_when if e.stop else [])],
@@ -263,6 +265,21 @@ def ray_arguments(section, family: str, leave: tuple = ()) -> dict[str, Code]:
         key: Code(literal(value))
         for key, value in (section.model_extra or {}).items()
         if entry is not None and key in entry.settable and key not in written and key not in leave
+    }
+
+
+def ax_context(e) -> dict:
+    """AxSearch's arguments in Ax's parameter names (specc.check.ax_search): parameter_constraints, and
+    points_to_evaluate naming every parameter, the values an objective's params fix among them."""
+    from specc.check.ax_search import ax_constraint, ax_point
+
+    if e.tune.search.type != "ax":
+        return {}
+    search = e.tune.search
+    return {
+        "parameter_constraints": [ax_constraint(e, text) for text in search.parameter_constraints],
+        "renamed": any(ax_constraint(e, text) != text for text in search.parameter_constraints),
+        "points": [ax_point(e, point) for point in search.points_to_evaluate],
     }
 
 

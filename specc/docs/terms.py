@@ -257,7 +257,7 @@ MEANING: dict[str, str] = {
     "tune.search": "`TuneConfig(search_alg=...)`.",
     "tune.space": "`Tuner(param_space=...)`: each path becomes a Ray Tune domain (`tune.uniform`, ...).",
     "tune.search.seed": "`random_state=` of `BasicVariantGenerator` and `BayesOptSearch`; Optuna's sampler seed; "
-    "HyperOpt's `random_state_seed`.",
+    "HyperOpt's `random_state_seed`; `AxSearch(random_seed=...)`, AxClient's.",
     "tune.search.points_to_evaluate": "`points_to_evaluate=` of the searcher.",
     "tune.search.random.type": "`ray.tune.search.BasicVariantGenerator`.",
     "tune.search.grid.type": "`ray.tune.search.BasicVariantGenerator` over `tune.grid_search` entries.",
@@ -277,7 +277,11 @@ MEANING: dict[str, str] = {
     "(`parallel_num`, ...).",
     "tune.search.hebo.type": "`ray.tune.search.hebo.HEBOSearch`: refused (E238), its library cannot be installed "
     "beside the pinned packages.",
-    "tune.search.ax.type": "`ray.tune.search.ax.AxSearch`: refused (E238), it fails with Ax 1.x under Ray 2.60.",
+    "tune.search.ax.type": "`ray.tune.search.ax.AxSearch` over ax-platform 1.2.4 (Ray 2.60's AxSearch reads "
+    "`Objective.metric`, which Ax 1.3 removed), AxClient's log line for each trial off (`verbose_logging=False`).",
+    "tune.search.parameter_constraints": "`AxSearch(parameter_constraints=[...])`, each tune.space path replaced by "
+    "the name AxSearch gives its parameter (an objective's param key, `/` between nested keys).",
+    "tune.search.outcome_constraints": "`AxSearch(outcome_constraints=[...])`.",
     "tune.search.optimizer": '`NevergradSearch(optimizer=ng.optimizers.registry["..."])`.',
     "tune.search.nevergrad.budget": '`NevergradSearch(optimizer_kwargs={"budget": ...})`.',
     "tune.search.zoopt.budget": "`ZOOptSearch(budget=...)`.",
@@ -527,6 +531,8 @@ EXAMPLES: dict[str, object] = {
     "tune.search.seed": 7,
     "tune.search.nevergrad.budget": 64,
     "tune.search.zoopt.budget": 64,
+    "tune.search.parameter_constraints": ["model.dropout + training.optimizer.momentum <= 1.0"],
+    "tune.search.outcome_constraints": ["num_parameters <= 50000"],
     "tune.search.points_to_evaluate": [{"training.optimizer.lr": 0.01}],
     "tune.search.sampler": "random",
     "tune.search.n_initial_points": 10,

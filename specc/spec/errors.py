@@ -133,7 +133,7 @@ CODES: dict[str, tuple[str, str]] = {
     "E238": (
         "searcher-unavailable",
         "a searcher whose library does not install beside the pinned packages or does not run with the pinned Ray "
-        "(hebo, ax): the problem says why",
+        "(hebo): the problem says why",
     ),
     "E240": (
         "past-what-ray-runs",

@@ -97,7 +97,20 @@ class HEBOSearch(SearchBase):
 
 class AxSearch(SearchBase):
     type: Literal["ax"] = describe(
-        "Ray's AxSearch: not available with the pinned Ray (Ray 2.60's AxSearch fails on Ax 1.x's experiments)."
+        "Ax's Bayesian optimisation (Ray's AxSearch; optional extra: specc[ax]): Sobol configs, then a BoTorch model "
+        "proposes each. seed is AxClient's random_seed: the same configs when one trial runs at a time."
+    )
+    parameter_constraints: list[Annotated[str, StringConstraints(min_length=1)]] = describe(
+        "Ax's linear constraints on the sampled values, by tune.space path: 'model.dropout + "
+        "training.optimizer.momentum <= 1.0', '2*objective.params.x - objective.params.y >= 0.5', or an order "
+        "'objective.params.x <= objective.params.y'. Over uniform, quniform, randint and qrandint entries: Ax "
+        "constrains no log scale and no choice.",
+        [],
+    )
+    outcome_constraints: list[Annotated[str, StringConstraints(min_length=1)]] = describe(
+        "Ax's constraints on other reported metrics, 'metric <= bound' or 'metric >= bound' (e.g. 'num_parameters "
+        "<= 50000'): Ax proposes configs it expects to meet them, from each trial's last result.",
+        [],
     )
 
 
@@ -122,8 +135,6 @@ Search = Annotated[
 # Searchers whose library does not install beside the pinned packages, or does not run with the pinned Ray (E238).
 UNAVAILABLE = {
     "hebo": "HEBO (0.3.6, its latest) needs numpy < 1.25, and Ray 2.60, torch 2.14 and tensorflow 2.21 need numpy 2",
-    "ax": "Ray 2.60's AxSearch fails on the experiments of Ax 1.x (AttributeError in AxSearch._setup_experiment: "
-    "'Objective' object has no attribute 'objectives')",
 }
 # What `specc plan` says each searcher does with the trials.
 ABOUT = {
@@ -138,7 +149,8 @@ ABOUT = {
     "(not seeded: runs differ)",
     "zoopt": "Ray's ZOOptSearch: ZOOpt's racos model proposes each config (not seeded: runs differ)",
     "hebo": "Ray's HEBOSearch (cannot run with the pinned packages)",
-    "ax": "Ray's AxSearch (cannot run with the pinned Ray)",
+    "ax": "Ray's AxSearch: Sobol configs, then Ax's BoTorch model proposes each from the results so far; Ax holds "
+    "a config back while too many await their results, so fewer trials may run at once",
 }
 # Searchers that take no seed from specc: the library is not seeded through Ray's class (tune.search.seed: W320).
 UNSEEDED = {
@@ -164,16 +176,17 @@ SUPPORTED_DISTRIBUTIONS = {
         "choice",
     ),
     "bayesopt": ("uniform",),
-    # Ray's converters: TuneBOHB, NevergradSearch and ZOOptSearch; a quantized one (q...) Ray runs with its
-    # quantization dropped, with a warning (W322), except ZOOpt's, which keeps it as its precision
+    # Ray's converters: TuneBOHB, NevergradSearch, ZOOptSearch and AxSearch (ray.tune.search.ax); a quantized one
+    # (q...) Ray runs with its quantization dropped, with a warning (W322), except ZOOpt's, which keeps it as its
+    # precision
     "bohb": ("uniform", "quniform", "loguniform", "qloguniform", "randint", "qrandint", "lograndint", "choice"),
     "nevergrad": ("uniform", "quniform", "loguniform", "qloguniform", "randint", "qrandint", "lograndint", "choice"),
     "zoopt": ("uniform", "quniform", "randint", "choice"),
+    "ax": ("uniform", "quniform", "loguniform", "qloguniform", "randint", "qrandint", "lograndint", "choice"),
     "hebo": None,
-    "ax": None,
 }
 # Distributions a searcher runs with Ray's warning that their quantization is dropped.
-QUANTIZATION_DROPPED = {"bohb": "TuneBOHB", "nevergrad": "NevergradSearch"}
+QUANTIZATION_DROPPED = {"bohb": "TuneBOHB", "nevergrad": "NevergradSearch", "ax": "AxSearch"}
 
 
 def _one_or_list(value: Any) -> str:
