@@ -9,6 +9,7 @@ workers receive exactly the code that is written to the run directory.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import linecache
 import os
 import signal
@@ -53,6 +54,8 @@ def run(
     _check_installed(experiment)
     if experiment.framework == "tensorflow" and not verbose:
         _import_tensorflow_quietly()
+    if experiment.tune is not None and experiment.tune.search.type == "ax" and not verbose:
+        _import_quietly("ray.tune.search.ax")  # which imports Ax
     source = compile_script(experiment, templates=templates)
     sources = {"script.py": source, runtime.FILE: runtime.source()}
     # Registered while it runs: pickle finds the script's functions by module name (Tune saves a searcher's state
@@ -206,22 +209,32 @@ def _check_installed(experiment: Experiment) -> None:
 
 def _import_tensorflow_quietly() -> None:
     """TensorFlow's C++ start-up lines (oneDNN, CUDA drivers, CPU instructions) come before its logging is set up,
-    so TF_CPP_MIN_LOG_LEVEL cannot stop them: the import runs here with the process's stderr set aside, and what it
-    wrote is shown only if the import fails. The variable still quiets TensorFlow's later C++ lines, here and in the
-    workers of a local Ray (which inherit this environment)."""
+    so TF_CPP_MIN_LOG_LEVEL cannot stop them: the import runs with the process's stderr set aside (_import_quietly).
+    The variable still quiets TensorFlow's later C++ lines, here and in the workers of a local Ray (which inherit
+    this environment)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    _import_quietly("tensorflow")
+
+
+def _import_quietly(name: str) -> None:
+    """Imports `name` with the process's stderr set aside, and shows what it wrote only if the import fails: what a
+    library prints as it is imported (TensorFlow's C++ start-up lines; Ax's notice that it disables SQL storage, and
+    the deprecation warnings of the models it imports) comes before the run routes its output to ray.log, and is
+    nothing a spec can act on."""
     import sys
     import tempfile
 
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    if "tensorflow" in sys.modules:
+    if name in sys.modules:
         return
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as aside:
         os.dup2(aside.fileno(), 2)
         try:
-            import tensorflow  # noqa: F401
+            importlib.import_module(name)
+            sys.stderr.flush()
         except BaseException:
+            sys.stderr.flush()
             os.dup2(saved, 2)
             aside.seek(0)
             write_err(aside.read().decode(errors="backslashreplace"))

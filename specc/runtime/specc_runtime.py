@@ -680,7 +680,9 @@ RAY_TRAIN_ACTORS = {"TrainController", "PlacementGroupCleaner", "TrainStateActor
 
 
 # The loggers of Ray's driver-side records; Ray Data's has console handlers of its own (it does not propagate to ray's)
-RAY_LOGGERS, RAY_DATA_LOGGERS = ("ray",), ("ray", "ray.data")
+# The loggers whose records go to ray.log, the console showing their errors: Ray's, and Ax's, which Ray's AxSearch
+# drives (its seed notice and generation strategy as the search starts: nothing a spec can act on).
+RAY_LOGGERS, RAY_DATA_LOGGERS = ("ray", "ax"), ("ray", "ray.data", "ax")
 
 
 # A traceback, Ray Train's failure decision, an ERROR record in Ray's or Python's default format, specc's warnings

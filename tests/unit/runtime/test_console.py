@@ -221,3 +221,23 @@ def test_close_gives_rays_printing_back(tmp_path):
     assert ray._private.worker.print_to_stdstream is before
     dispatcher = specc_runtime.ray_private("ray_logging", "global_worker_stdstream_dispatcher")
     assert "specc_ray_log" not in [name for name, _ in dispatcher.handlers]
+
+
+def test_axs_records_go_to_ray_log_and_only_its_errors_to_the_console(tmp_path):
+    """Ax, which Ray's AxSearch drives, logs through a console handler of its own ("Random seed set to ...", its
+    generation strategy as the search starts): during a run those records go to ray.log, and only Ax's errors show."""
+    import ax  # noqa: F401  (its console handler is put on the "ax" logger as it is imported)
+
+    handlers = [handler for handler in logging.getLogger("ax").handlers if isinstance(handler, logging.StreamHandler)]
+    assert handlers
+    notice = logging.LogRecord("ax.service.ax_client", logging.WARNING, "ax_client.py", 1, "Random seed set", (), None)
+    error = logging.LogRecord("ax.service.ax_client", logging.ERROR, "ax_client.py", 1, "a trial failed", (), None)
+    output = specc_runtime.RayOutput(str(tmp_path), verbose=False)
+    try:
+        assert not any(handler.filter(notice) for handler in handlers)
+        assert all(handler.filter(error) for handler in handlers)
+        logging.getLogger("ax.service.ax_client").warning("Random seed set to 3")
+    finally:
+        output.close()
+    assert all(handler.filter(notice) for handler in handlers)  # as Ax had it, once the run is over
+    assert "Random seed set to 3" in (tmp_path / "ray.log").read_text(encoding="utf-8")
