@@ -28,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 import zipfile
 
 import pyarrow.fs
@@ -694,6 +695,11 @@ PROBLEM = re.compile(
 DECISION = re.compile(r"\[FailurePolicy\]")
 
 
+# A library's notice about its own future, raised in the driver (statsmodels' FutureWarning each time TuneBOHB fits its
+# model, say): nothing a spec can change, so ray.log's, as the same notices from Ray's workers are.
+NOTICES = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+
+
 # The raylet's notice that it started more worker processes than it expected at once (Ray Data's tasks, Train's
 # actors): Ray's own bookkeeping, nothing a spec can change; its other messages (e.g. tasks killed for memory) show.
 RAYLET_NOTICE = re.compile(r"PYTHON worker processes have been started on node")
@@ -794,7 +800,8 @@ class ErrorsOnly(logging.Filter):
 
 class RayOutput:
     """For the run, until close(): Ray's driver-side records and its workers' lines into ray.log, the console
-    showing what ProblemLines lets through (everything, with --verbose). `ray_data`: the run streams its data with
+    showing what ProblemLines lets through (everything, with --verbose); the driver's Python warnings on the console
+    but for NOTICES, which ray.log keeps (the console too, with --verbose). `ray_data`: the run streams its data with
     Ray Data, whose records and progress bars are kept off the console too."""
 
     def __init__(self, run_dir, verbose, ray_data=False):
@@ -803,6 +810,7 @@ class RayOutput:
         self.quiet = ErrorsOnly(verbose, self.loggers)
         for name in self.loggers:
             logging.getLogger(name).addHandler(self.log)
+        self.show_warning, warnings.showwarning = warnings.showwarning, self.warning
         self.bars = None
         if ray_data:
             # Ray Data's own bars (on a terminal) or their log lines: the epoch lines say where the run is. Kept off
@@ -821,6 +829,14 @@ class RayOutput:
             self.dispatcher.add_handler("specc_ray_log", self.worker_lines)
             # The raylet's messages bypass the dispatcher: Ray's error listener prints them with print_to_stdstream.
             ray._private.worker.print_to_stdstream = self.raylet_lines
+
+    def warning(self, message, category, filename, lineno, file=None, line=None):
+        """warnings.showwarning for the run: what the warnings filters let through (once per place, by default)."""
+        if issubclass(category, NOTICES):
+            self.log.write(warnings.formatwarning(message, category, filename, lineno, line).rstrip("\n"))
+            if not self.verbose:
+                return
+        self.show_warning(message, category, filename, lineno, file, line)
 
     def raylet_lines(self, data, ignore_prefix=False):
         if data.get("pid") != "raylet":
@@ -845,6 +861,8 @@ class RayOutput:
             self.print_lines({**data, "lines": shown}, ignore_prefix=False)
 
     def close(self):
+        if warnings.showwarning == self.warning:  # not if something else has taken it since
+            warnings.showwarning = self.show_warning
         if self.routed:
             ray._private.worker.print_to_stdstream = self.print_lines
             self.dispatcher.remove_handler("specc_ray_log")

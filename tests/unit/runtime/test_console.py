@@ -241,3 +241,47 @@ def test_axs_records_go_to_ray_log_and_only_its_errors_to_the_console(tmp_path):
         output.close()
     assert all(handler.filter(notice) for handler in handlers)  # as Ax had it, once the run is over
     assert "Random seed set to 3" in (tmp_path / "ray.log").read_text(encoding="utf-8")
+
+
+def warn_from_a_library(message, category):
+    """warnings.warn as a library in the driver calls it: from a module of its own, not __main__."""
+    exec(
+        compile("import warnings\nwarnings.warn(message, category)", "library.py", "exec"),
+        {"message": message, "category": category},
+    )
+
+
+def test_a_librarys_notices_in_the_driver_go_to_ray_log_and_its_other_warnings_to_the_console(tmp_path):
+    """A library's notice about its own future (statsmodels' FutureWarning each time TuneBOHB fits its model) is
+    ray.log's, on the console with --verbose; its other warnings (a UserWarning: what the run may be doing wrong)
+    reach the console as before; warnings.showwarning is the process's again after the run."""
+    import warnings
+
+    console = []
+
+    def show(message, category, filename, lineno, file=None, line=None):  # the process's showwarning: the console
+        console.append(f"{category.__name__}: {message}")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        output = specc_runtime.RayOutput(str(tmp_path), verbose=False)
+        try:
+            warn_from_a_library("After 0.17 or January 2028, the default will switch", FutureWarning)
+            warn_from_a_library("a deprecated call", DeprecationWarning)
+            warn_from_a_library("the target's size differs from the input's", UserWarning)
+        finally:
+            output.close()
+        assert warnings.showwarning is show
+        assert console == ["UserWarning: the target's size differs from the input's"]
+        log = (tmp_path / "ray.log").read_text(encoding="utf-8")
+        assert "library.py:2: FutureWarning: After 0.17 or January 2028" in log
+        assert "DeprecationWarning: a deprecated call" in log and "target's size" not in log
+
+        verbose = specc_runtime.RayOutput(str(tmp_path), verbose=True)
+        try:
+            warn_from_a_library("After 0.17 or January 2028, the default will switch", FutureWarning)
+        finally:
+            verbose.close()
+        assert console[1:] == ["FutureWarning: After 0.17 or January 2028, the default will switch"]
+        assert warnings.showwarning is show
