@@ -810,6 +810,7 @@ class RayOutput:
         self.quiet = ErrorsOnly(verbose, self.loggers)
         for name in self.loggers:
             logging.getLogger(name).addHandler(self.log)
+        self.closed = False
         self.show_warning, warnings.showwarning = warnings.showwarning, self.warning
         self.bars = None
         if ray_data:
@@ -831,8 +832,10 @@ class RayOutput:
             ray._private.worker.print_to_stdstream = self.raylet_lines
 
     def warning(self, message, category, filename, lineno, file=None, line=None):
-        """warnings.showwarning for the run: what the warnings filters let through (once per place, by default)."""
-        if issubclass(category, NOTICES):
+        """warnings.showwarning for the run: what the warnings filters let through (once per place, by default).
+        After close(), what it replaced: a library that saved it during the run (warnings.catch_warnings) may put it
+        back after the run is over."""
+        if issubclass(category, NOTICES) and not self.closed:
             self.log.write(warnings.formatwarning(message, category, filename, lineno, line).rstrip("\n"))
             if not self.verbose:
                 return
@@ -861,6 +864,7 @@ class RayOutput:
             self.print_lines({**data, "lines": shown}, ignore_prefix=False)
 
     def close(self):
+        self.closed = True
         if warnings.showwarning == self.warning:  # not if something else has taken it since
             warnings.showwarning = self.show_warning
         if self.routed:

@@ -285,3 +285,25 @@ def test_a_librarys_notices_in_the_driver_go_to_ray_log_and_its_other_warnings_t
             verbose.close()
         assert console[1:] == ["FutureWarning: After 0.17 or January 2028, the default will switch"]
         assert warnings.showwarning is show
+
+
+def test_a_showwarning_a_library_puts_back_after_the_run_is_the_processes(tmp_path):
+    """A library that saves warnings.showwarning during the run (warnings.catch_warnings) and puts it back after the
+    run closed leaves the run's in place: a warning then reaches what the run had replaced, not a closed ray.log."""
+    import warnings
+
+    console = []
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        console.append(f"{category.__name__}: {message}")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        output = specc_runtime.RayOutput(str(tmp_path), verbose=False)
+        library = warnings.catch_warnings()
+        library.__enter__()  # saves the run's showwarning
+        output.close()
+        library.__exit__(None, None, None)  # puts it back, the run over
+        warn_from_a_library("After 0.17 or January 2028, the default will switch", FutureWarning)
+        assert console == ["FutureWarning: After 0.17 or January 2028, the default will switch"]
