@@ -698,6 +698,10 @@ DECISION = re.compile(r"\[FailurePolicy\]")
 # A library's notice about its own future, raised in the driver (statsmodels' FutureWarning each time TuneBOHB fits its
 # model, say): nothing a spec can change, so ray.log's, as the same notices from Ray's workers are.
 NOTICES = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+# The libraries that fit a searcher's model (Ax's BoTorch Gaussian processes, BOHB's statsmodels KDE): their warnings
+# are about their own numerics as the model is fitted ("added jitter to the diagonal", "Optimization failed in
+# gen_candidates_scipy"), which they recover from and a spec cannot change: ray.log's too.
+MODEL_FITTING = frozenset({"botorch", "gpytorch", "linear_operator", "statsmodels"})
 
 
 # The raylet's notice that it started more worker processes than it expected at once (Ray Data's tasks, Train's
@@ -835,7 +839,8 @@ class RayOutput:
         """warnings.showwarning for the run: what the warnings filters let through (once per place, by default).
         After close(), what it replaced: a library that saved it during the run (warnings.catch_warnings) may put it
         back after the run is over."""
-        if issubclass(category, NOTICES) and not self.closed:
+        fitting = MODEL_FITTING.intersection(os.path.normpath(filename).split(os.sep))
+        if (issubclass(category, NOTICES) or fitting) and not self.closed:
             self.log.write(warnings.formatwarning(message, category, filename, lineno, line).rstrip("\n"))
             if not self.verbose:
                 return

@@ -1,9 +1,10 @@
 """Ray Tune's new searchers on a small model search (SPEC §13, issue 51), on the session Ray: TuneBOHB with
-HyperBandForBOHB, NevergradSearch, ZOOptSearch and AxSearch each tune SGD's learning rate (momentum 0.9) of an MLP [16] on
-scikit-learn's digits, 4 epochs a trial, over lr in [1e-4, 1], and find the neighbourhood of the optimum that a grid
-measured (bench/model_searchers.py: the same search, its grid, more trials). Each trial trains in its own process
-(scaling.num_workers 1: shape "tune", no Train worker group). The best trial's best.json and best.yaml say what its
-row of results.csv says. Each searcher's figure (best found against the grid's) is printed for the team's note.
+HyperBandForBOHB, NevergradSearch, ZOOptSearch and AxSearch each tune SGD's learning rate (momentum 0.9) of an MLP
+[16] on scikit-learn's digits, 4 epochs a trial, over lr in [1e-4, 1], and find the neighbourhood of the optimum that
+a grid measured (bench/model_searchers.py: the same search, its grid, more trials). Each trial trains in its own
+process (scaling.num_workers 1: shape "tune", no Train worker group). The best trial's best.json and best.yaml say
+what its row of results.csv says. Each searcher's figure (best found against the grid's) is printed for the team's
+note.
 
 What the bound catches: a searcher whose lr does not reach the optimizer (every trial then trains at the spec's lr
 1e-3: val_accuracy 0.35), or one stuck where it starts (the box's centre: lr 1e-2 on the log scale, 0.81; lr 0.5 on

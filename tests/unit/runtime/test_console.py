@@ -243,12 +243,36 @@ def test_axs_records_go_to_ray_log_and_only_its_errors_to_the_console(tmp_path):
     assert "Random seed set to 3" in (tmp_path / "ray.log").read_text(encoding="utf-8")
 
 
-def warn_from_a_library(message, category):
+def warn_from_a_library(message, category, file="library.py"):
     """warnings.warn as a library in the driver calls it: from a module of its own, not __main__."""
     exec(
-        compile("import warnings\nwarnings.warn(message, category)", "library.py", "exec"),
+        compile("import warnings\nwarnings.warn(message, category)", file, "exec"),
         {"message": message, "category": category},
     )
+
+
+def test_the_warnings_of_a_searchers_model_fitting_go_to_ray_log(tmp_path):
+    """BoTorch's warnings as Ax fits its model ("Optimization failed in gen_candidates_scipy", a RuntimeWarning it
+    recovers from) are ray.log's; the same warning from the spec's own code reaches the console."""
+    import warnings
+
+    console = []
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        console.append(f"{category.__name__}: {message}")
+
+    fitting = "/venv/lib/python3.11/site-packages/botorch/optim/optimize.py"
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        output = specc_runtime.RayOutput(str(tmp_path), verbose=False)
+        try:
+            warn_from_a_library("Optimization failed in `gen_candidates_scipy`", RuntimeWarning, fitting)
+            warn_from_a_library("overflow in exp", RuntimeWarning, "/project/factories/objectives.py")
+        finally:
+            output.close()
+    assert console == ["RuntimeWarning: overflow in exp"]
+    assert "Optimization failed in `gen_candidates_scipy`" in (tmp_path / "ray.log").read_text(encoding="utf-8")
 
 
 def test_a_librarys_notices_in_the_driver_go_to_ray_log_and_its_other_warnings_to_the_console(tmp_path):
