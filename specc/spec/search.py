@@ -82,7 +82,11 @@ class ZOOptSearch(SearchBase):
         "ZOOpt's derivative-free optimisation (Ray's ZOOptSearch; optional extra: specc[zoopt]). Not seeded: Ray's "
         "ZOOptSearch takes no seed."
     )
-    algo: Literal["asracos", "sracos"] = describe("asracos (asynchronous, trials in parallel) or sracos.", "asracos")
+    algo: Literal["asracos", "sracos"] = describe(
+        "asracos (asynchronous: as many trials at once as tune.max_concurrent_trials, its parallel_num; one without "
+        "it, Ray's default) or sracos (one at a time).",
+        "asracos",
+    )
     budget: Annotated[int, Field(ge=3)] | None = describe(
         "Evaluations ZOOpt plans for, at least 3 (ZOOpt exits below); default: the configs the search draws.", None
     )

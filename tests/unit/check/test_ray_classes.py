@@ -114,6 +114,19 @@ def test_a_new_searcher_compiles_to_its_ray_class(write, search, expected):
     compile(source, "searchers.py", "exec")
 
 
+def test_asracos_proposes_for_as_many_trials_as_run_at_once(write):
+    """Ray's ZOOptSearch keeps one asracos trial live unless told its parallel_num: the script gives it
+    tune.max_concurrent_trials; a parallel_num the spec writes, or sracos, is left as written."""
+    at_once = compiled(write, spec({"type": "zoopt"}, tune={"max_concurrent_trials": 3}))
+    assert "        budget=4,\n        parallel_num=3,  # tune.max_concurrent_trials" in at_once
+    assert "parallel_num" not in compiled(write, spec({"type": "zoopt"}))  # no limit given: Ray's default
+    assert "parallel_num" not in compiled(
+        write, spec({"type": "zoopt", "algo": "sracos"}, tune={"max_concurrent_trials": 3})
+    )
+    written = compiled(write, spec({"type": "zoopt", "parallel_num": 2}, tune={"max_concurrent_trials": 3}))
+    assert written.count("parallel_num=") == 1 and "parallel_num=2," in written
+
+
 def test_bohb_and_hyperband_for_bohb_need_each_other(write):
     alone = spec({"type": "bohb"}, scheduler={"type": "asha"})
     assert ("E100", "scheduler.type") in problems(write, alone)
