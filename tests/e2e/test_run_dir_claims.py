@@ -103,10 +103,13 @@ def wait_for(condition, what: str, timeout: float = 90) -> None:
 
 
 def live_actors(class_name: str) -> list:
-    """The session Ray's actors of this class that are alive (its state API)."""
+    """The session Ray's actors of this class that are alive (its state API), asked of that Ray by its address: without
+    one, Ray's state API looks for the machine's Rays and refuses when it finds several (a fast test's own, beside)."""
+    import ray
     from ray.util.state import list_actors
 
-    return list_actors(filters=[("class_name", "=", class_name), ("state", "=", "ALIVE")])
+    address = ray.get_runtime_context().gcs_address
+    return list_actors(address=address, filters=[("class_name", "=", class_name), ("state", "=", "ALIVE")])
 
 
 def stderr_with(capfd, text: str, timeout: float = 10) -> str:
